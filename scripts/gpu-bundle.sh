@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds a self-contained folder that runs cuhandle's GPU test suite, self-test and benchmarks on a
+# Linux x86-64 host with a GPU but no JDK or Maven: a jlink'ed JRE, the JAR, the test JAR, JUnit's
+# console launcher and `run-*` scripts. Usage: scripts/gpu-bundle.sh [folder] (default .gpu-bundle)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$(realpath -m "${1:-$root/.gpu-bundle}")
+cd "$root"
+scripts/setup.sh
+mvn -B -ntp -q package -DskipTests
+rm -rf "$out"
+mkdir -p "$out/app" "$out/lib" "$out/bench"
+cp java/target/cuhandle-0.1.0-SNAPSHOT.jar "$out/app/cuhandle.jar"
+cp java/target/cuhandle-0.1.0-SNAPSHOT-tests.jar "$out/app/cuhandle-tests.jar"
+# Test-scope libraries other than JUnit (the console launcher brings JUnit itself).
+mvn -B -ntp -q -f java/pom.xml dependency:copy-dependencies -DincludeScope=test -DexcludeGroupIds=org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian -DoutputDirectory="$out/lib"
+mvn -B -ntp -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1 -DoutputDirectory="$out/lib"
+mv "$out"/lib/junit-platform-console-standalone-*.jar "$out/junit-console.jar"
+# Sources the GPU host compiles itself (it has nvcc and cuBLAS): the C baselines for benchmarks.
+cp tests/bench/*.cu tests/bench/report.py "$out/bench/"
+cp tests/bench/run-all.sh "$out/run-all"
+[ -f ../shared/anchors/anchors.cu ] && cp ../shared/anchors/anchors.cu "$out/bench/"
+jlink="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}/bin/jlink"
+"$jlink" --add-modules java.base,java.logging,java.management,jdk.management,jdk.unsupported,java.xml \
+  --strip-debug --no-man-pages --no-header-files --output "$out/jre"
+cat > "$out/run-tests" <<'RUN'
+#!/bin/sh
+# The GPU test suite; GPU tests fail (not skip) without a GPU. Extra arguments go to the JVM.
+here=$(cd "$(dirname "$0")" && pwd)
+cp="$here/app/cuhandle.jar:$here/app/cuhandle-tests.jar"
+for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
+exec "$here/jre/bin/java" -Dcuhandle.requireGpu=true "$@" -jar "$here/junit-console.jar" execute \
+  --class-path "$cp" --scan-class-path --disable-banner --details=tree --details-theme=ascii
+RUN
+cat > "$out/run-main" <<'RUN'
+#!/bin/sh
+# The environment report and self-test (java -jar cuhandle.jar).
+here=$(cd "$(dirname "$0")" && pwd)
+exec "$here/jre/bin/java" "$@" -jar "$here/app/cuhandle.jar"
+RUN
+cat > "$out/run-class" <<'RUN'
+#!/bin/sh
+# Runs a main class from the test JAR (benchmarks): run-class dev.cuhandle.SomeBenchmark args...
+here=$(cd "$(dirname "$0")" && pwd)
+cls=$1; shift
+cp="$here/app/cuhandle.jar:$here/app/cuhandle-tests.jar"
+for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
+exec "$here/jre/bin/java" -cp "$cp" "$cls" "$@"
+RUN
+chmod +x "$out"/run-*
+echo "GPU bundle ready: $out ($(du -sh "$out" | cut -f1)); on the GPU host run $out/run-tests"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what the build needs and is missing, idempotently; prints one line naming anything it
+# cannot install. Rust, Java and Maven are expected on the machine; nvcc comes from Debian's
+# nvidia-cuda-toolkit, which lives in the non-free component.
+set -euo pipefail
+
+missing() { echo "cuhandle setup: missing $1" >&2; exit 1; }
+
+command -v cargo >/dev/null || missing "cargo (install Rust with rustup: https://rustup.rs)"
+command -v java  >/dev/null || missing "java (a JDK 11 or newer)"
+command -v javac >/dev/null || missing "javac (a JDK 11 or newer, not only a JRE)"
+command -v mvn   >/dev/null || missing "mvn (Apache Maven 3.6 or newer)"
+
+if ! command -v nvcc >/dev/null; then
+  if [ -r /etc/debian_version ] && command -v apt-get >/dev/null; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    list=/etc/apt/sources.list.d/cuhandle-non-free.sources
+    if [ ! -f "$list" ]; then
+      codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+      echo "cuhandle setup: enabling Debian's non-free component ($list) for nvidia-cuda-toolkit"
+      printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: contrib non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+        "$codename" "$codename" | $sudo tee "$list" >/dev/null
+    fi
+    echo "cuhandle setup: installing nvidia-cuda-toolkit (nvcc; a few minutes the first time)"
+    # Other third-party lists on the machine may be unreachable; their failure must not stop us.
+    $sudo apt-get update -qq || true
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nvidia-cuda-toolkit >/dev/null \
+      || missing "nvcc: 'apt-get install nvidia-cuda-toolkit' failed (Debian non-free)"
+  else
+    missing "nvcc (install the CUDA toolkit, 11.8 or newer, and put nvcc on PATH)"
+  fi
+fi
+command -v nvcc >/dev/null || missing "nvcc after installing nvidia-cuda-toolkit"
+
+# The shipped library must load on glibc 2.17 systems (RHEL 7/8, Ubuntu 20.04): it is linked by
+# cargo-zigbuild against a 2.17 sysroot, with zig taken from PyPI's ziglang package.
+if ! python3 -m ziglang version >/dev/null 2>&1; then
+  command -v python3 >/dev/null || missing "python3 (for PyPI's ziglang, the linker of the glibc 2.17 build)"
+  echo "cuhandle setup: installing ziglang 0.13.0 from PyPI"
+  python3 -m pip install -q --disable-pip-version-check ziglang==0.13.0 || missing "ziglang ('python3 -m pip install ziglang==0.13.0' failed)"
+fi
+if ! command -v cargo-zigbuild >/dev/null; then
+  echo "cuhandle setup: installing cargo-zigbuild 0.24.1 from crates.io (about 2 minutes)"
+  cargo install -q --locked cargo-zigbuild --version 0.24.1 || missing "cargo-zigbuild ('cargo install cargo-zigbuild' failed)"
+fi
