@@ -1,0 +1,52 @@
+// Kernels for the Java GPU tests: launch mechanics, argument marshalling, close-while-busy and
+// error paths. Built into a test-only module; never shipped.
+
+// Does nothing, so that timing many launches measures launch overhead alone.
+extern "C" __global__ void cuh_test_empty() {}
+
+extern "C" __global__ void cuh_test_add_one(float* x, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    x[i] += 1.0f;
+  }
+}
+
+// Echoes every argument into out[0..6] so a test can see that each one arrived with its size,
+// alignment and value intact. Floating-point arguments are returned as their bit patterns
+// (c zero-extended), so the test compares exactly, NaN payloads included.
+extern "C" __global__ void cuh_test_params(long long* out, int a, long long b, float c, double d,
+                                           short e, signed char f, float* p) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  out[0] = a;
+  out[1] = b;
+  out[2] = static_cast<long long>(__float_as_uint(c));
+  out[3] = __double_as_longlong(d);
+  out[4] = e;
+  out[5] = f;
+  out[6] = reinterpret_cast<long long>(p);
+}
+
+// Keeps the stream busy for `cycles` SM clock ticks, so a test can close a handle while a call is
+// in flight. One thread spins; the others leave at once.
+extern "C" __global__ void cuh_test_spin(long long cycles) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+// Called with an unmapped address (e.g. 0x10) to provoke CUDA_ERROR_ILLEGAL_ADDRESS, a sticky
+// error. volatile keeps the store even if the compiler could prove the pointer bad.
+extern "C" __global__ void cuh_test_fault(int* p) { *static_cast<volatile int*>(p) = 1; }
+
+// Needs blockDim.x * sizeof(float) bytes of dynamic shared memory (the launch's sharedBytes);
+// with less it accesses shared memory out of bounds. Block 0 writes 1 + 2 + ... + blockDim.x
+// = blockDim.x * (blockDim.x + 1) / 2 to out[0], exact in float for any legal block size.
+extern "C" __global__ void cuh_test_dynamic_shared(float* out) {
+  extern __shared__ float values[];
+  values[threadIdx.x] = static_cast<float>(threadIdx.x + 1);
+  __syncthreads();
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  float sum = 0.0f;
+  for (unsigned i = 0; i < blockDim.x; ++i) sum += values[i];
+  out[0] = sum;
+}
