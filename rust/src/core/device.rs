@@ -1,0 +1,76 @@
+//! Device properties, read once per device and process (the launch path checks limits against
+//! them without calling the driver).
+
+use crate::core::driver::{self, Driver};
+use crate::core::error::Result;
+use cudarc::driver::sys::{CUdevice, CUdevice_attribute};
+use std::ffi::CStr;
+use std::sync::Mutex;
+
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    pub ordinal: CUdevice,
+    pub name: String,
+    pub total_memory: usize,
+    pub compute_capability: (i32, i32),
+    pub multiprocessors: i32,
+    pub max_threads_per_block: i32,
+    pub max_block: [i32; 3],
+    pub max_grid: [i32; 3],
+    pub max_shared_per_block: i32,
+    pub max_threads_per_multiprocessor: i32,
+    pub memory_pools: bool,
+}
+
+static CACHE: Mutex<Vec<(CUdevice, &'static DeviceInfo)>> = Mutex::new(Vec::new());
+
+/// The properties of device `ordinal` (validated against the device count by the driver).
+pub fn info(ordinal: CUdevice) -> Result<&'static DeviceInfo> {
+    if let Ok(cache) = CACHE.lock() {
+        if let Some((_, info)) = cache.iter().find(|(o, _)| *o == ordinal) {
+            return Ok(info);
+        }
+    }
+    let driver = driver::initialised()?;
+    let info: &'static DeviceInfo = Box::leak(Box::new(read(driver, ordinal)?));
+    if let Ok(mut cache) = CACHE.lock() {
+        cache.push((ordinal, info));
+    }
+    Ok(info)
+}
+
+pub fn attribute(driver: &Driver, device: CUdevice, attribute: CUdevice_attribute) -> Result<i32> {
+    let mut value = 0;
+    // SAFETY: out-pointer is a valid local; the driver validates `device`.
+    driver.check(unsafe { (driver.api.cuDeviceGetAttribute)(&mut value, attribute as i32, device) }, "cuDeviceGetAttribute")?;
+    Ok(value)
+}
+
+fn read(driver: &Driver, ordinal: CUdevice) -> Result<DeviceInfo> {
+    use CUdevice_attribute::*;
+    let mut device = 0;
+    // SAFETY: out-pointer is a valid local; the driver validates the ordinal.
+    driver.check(unsafe { (driver.api.cuDeviceGet)(&mut device, ordinal) }, "cuDeviceGet")?;
+    let mut name = [0 as std::ffi::c_char; 256];
+    // SAFETY: the buffer holds 256 bytes and the driver writes at most that many, NUL-terminated.
+    driver.check(unsafe { (driver.api.cuDeviceGetName)(name.as_mut_ptr(), name.len() as i32, device) }, "cuDeviceGetName")?;
+    // SAFETY: the driver NUL-terminated the name inside the buffer.
+    let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
+    let mut total_memory = 0;
+    // SAFETY: out-pointer is a valid local.
+    driver.check(unsafe { (driver.api.cuDeviceTotalMem)(&mut total_memory, device) }, "cuDeviceTotalMem")?;
+    let a = |attr| attribute(driver, device, attr);
+    Ok(DeviceInfo {
+        ordinal,
+        name,
+        total_memory,
+        compute_capability: (a(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?, a(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?),
+        multiprocessors: a(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        max_threads_per_block: a(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_block: [a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?, a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?, a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?],
+        max_grid: [a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?, a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?, a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?],
+        max_shared_per_block: a(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+        max_threads_per_multiprocessor: a(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+        memory_pools: a(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)? != 0,
+    })
+}

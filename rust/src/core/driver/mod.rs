@@ -1,0 +1,231 @@
+//! Finding, loading and initialising libcuda (rule H12: never a panic, always a clear error).
+
+mod api;
+
+pub use api::{CuResult, DriverApi};
+
+use crate::core::error::{Error, Result, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_NOT_SUPPORTED};
+use std::ffi::CStr;
+use std::sync::{Mutex, OnceLock};
+
+/// Environment variable naming the libcuda file to load (the Java property
+/// `cuhandle.driver.path` takes precedence and is handed over by [`set_driver_path`]).
+pub const DRIVER_PATH_ENV: &str = "CUHANDLE_DRIVER_PATH";
+
+/// The oldest driver API cuhandle binds: `cuLibrary*` and `cuCtxGetId` arrived in 12.0.
+pub const MIN_DRIVER_VERSION: i32 = 12000;
+
+/// Names tried when no path is configured: first the dynamic linker's own search
+/// (LD_LIBRARY_PATH, ldconfig cache), then the places drivers are commonly installed.
+const DEFAULT_CANDIDATES: &[&str] = &[
+    "libcuda.so.1",
+    "libcuda.so",
+    "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+    "/usr/lib64/libcuda.so.1",
+    "/usr/local/nvidia/lib64/libcuda.so.1",
+    "/usr/lib/wsl/lib/libcuda.so.1",
+];
+
+/// The loaded driver library with its resolved entry points.
+pub struct Driver {
+    pub api: DriverApi,
+    /// The file that was loaded (as the dynamic linker mapped it, when that can be read).
+    pub path: String,
+    /// `cuDriverGetVersion`, e.g. 13000 for CUDA 13.0.
+    pub version: i32,
+    // Never unloaded: the function pointers in `api` point into it.
+    _library: libloading::Library,
+}
+
+static CONFIGURED_PATH: Mutex<Option<String>> = Mutex::new(None);
+static LOADED: OnceLock<std::result::Result<Driver, Error2>> = OnceLock::new();
+static INITIALISED: OnceLock<std::result::Result<(), Error2>> = OnceLock::new();
+
+/// `Error` is not `Clone` (it need not be); the cached outcome keeps the parts and rebuilds it.
+#[derive(Clone)]
+struct Error2 {
+    code: i32,
+    operation: String,
+    message: String,
+}
+
+impl Error2 {
+    fn to_error(&self) -> Error {
+        Error::cuda(self.code, self.operation.clone(), self.message.clone())
+    }
+}
+
+/// Sets the libcuda file to load. Only effective before the first driver use.
+pub fn set_driver_path(path: Option<String>) {
+    if let Ok(mut p) = CONFIGURED_PATH.lock() {
+        *p = path.filter(|s| !s.is_empty());
+    }
+}
+
+fn configured_path() -> Option<String> {
+    let from_property = CONFIGURED_PATH.lock().ok().and_then(|p| p.clone());
+    from_property.or_else(|| std::env::var(DRIVER_PATH_ENV).ok().filter(|s| !s.is_empty()))
+}
+
+/// The driver library, loaded on first use. Does not call `cuInit`.
+pub fn loaded() -> Result<&'static Driver> {
+    LOADED.get_or_init(load).as_ref().map_err(Error2::to_error)
+}
+
+/// The driver library after a successful `cuInit(0)`; every CUDA operation goes through this.
+pub fn initialised() -> Result<&'static Driver> {
+    let driver = loaded()?;
+    INITIALISED
+        .get_or_init(|| {
+            // SAFETY: cuInit takes a flags word (must be 0) and may be called from any thread.
+            let rc = unsafe { (driver.api.cuInit)(0) };
+            driver.check(rc, "cuInit").map_err(|e| match e {
+                Error::Cuda(f) => Error2 { code: f.code, operation: f.operation, message: f.message },
+                other => Error2 { code: CUDA_ERROR_NOT_FOUND, operation: "cuInit".into(), message: other.to_string() },
+            })
+        })
+        .as_ref()
+        .map_err(Error2::to_error)?;
+    Ok(driver)
+}
+
+fn load() -> std::result::Result<Driver, Error2> {
+    let candidates: Vec<String> = match configured_path() {
+        Some(p) => vec![p],
+        None => DEFAULT_CANDIDATES.iter().map(|s| s.to_string()).collect(),
+    };
+    load_from(&candidates)
+}
+
+fn load_from(candidates: &[String]) -> std::result::Result<Driver, Error2> {
+    let fail = |message: String| Error2 { code: CUDA_ERROR_NOT_FOUND, operation: "loading the CUDA driver library".into(), message };
+    let mut tried = Vec::new();
+    for candidate in candidates {
+        // SAFETY: loading libcuda runs its initialisers, which are designed to run in any process.
+        match unsafe { libloading::Library::new(candidate) } {
+            Ok(library) => return finish_load(library, candidate).map_err(fail),
+            Err(e) => tried.push(format!("{candidate} ({e})")),
+        }
+    }
+    Err(fail(format!(
+        "libcuda was not found (is the NVIDIA driver installed?); tried: {}. Set -Dcuhandle.driver.path=/path/to/libcuda.so.1 or {DRIVER_PATH_ENV} to choose one",
+        tried.join("; ")
+    )))
+}
+
+fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Result<Driver, String> {
+    let path = mapped_path_of(&library_stem(candidate)).unwrap_or_else(|| candidate.to_string());
+    let api = DriverApi::resolve(&library).map_err(|symbol| {
+        format!("{path} lacks the driver entry point {symbol}: the driver is older than CUDA 12.0, which cuhandle needs")
+    })?;
+    let mut version = 0;
+    // SAFETY: the out-pointer is a valid local; cuDriverGetVersion needs no cuInit.
+    let rc = unsafe { (api.cuDriverGetVersion)(&mut version) };
+    if rc != 0 {
+        return Err(format!("cuDriverGetVersion of {path} returned {rc}"));
+    }
+    if version < MIN_DRIVER_VERSION {
+        return Err(format!(
+            "{path} is a driver for CUDA {}; cuhandle needs CUDA 12.0 or newer (error {CUDA_ERROR_NOT_SUPPORTED})",
+            version_string(version)
+        ));
+    }
+    Ok(Driver { api, path, version, _library: library })
+}
+
+/// The file the dynamic linker mapped for a library whose name contains `needle`.
+fn mapped_path_of(needle: &str) -> Option<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .find(|path| path.rsplit('/').next().is_some_and(|file| file.starts_with(needle)))
+        .map(str::to_string)
+}
+
+/// "libcuda.so" for "/usr/lib/libcuda.so.1": the part of a file name every version of it shares.
+fn library_stem(candidate: &str) -> String {
+    let file = candidate.rsplit('/').next().unwrap_or(candidate);
+    match file.find(".so") {
+        Some(i) => file[..i + 3].to_string(),
+        None => file.to_string(),
+    }
+}
+
+/// "13.0" for 13000.
+pub fn version_string(version: i32) -> String {
+    format!("{}.{}", version / 1000, (version % 1000) / 10)
+}
+
+impl Driver {
+    /// Turns a `CUresult` into `Ok` or an error naming the operation and the driver's own name and
+    /// description of the code.
+    #[inline]
+    pub fn check(&self, rc: CuResult, operation: &str) -> Result<()> {
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(Error::cuda(rc, operation, self.describe(rc)))
+        }
+    }
+
+    /// "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected".
+    pub fn describe(&self, rc: CuResult) -> String {
+        let mut name: *const std::ffi::c_char = std::ptr::null();
+        let mut text: *const std::ffi::c_char = std::ptr::null();
+        // SAFETY: both calls only write a pointer to a static string owned by the driver (or
+        // leave it null and return an error for unknown codes).
+        let (rn, rt) = unsafe { ((self.api.cuGetErrorName)(rc, &mut name), (self.api.cuGetErrorString)(rc, &mut text)) };
+        // SAFETY: on success the driver returned pointers to NUL-terminated static strings.
+        let read = |r: CuResult, p: *const std::ffi::c_char| (r == 0 && !p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
+        match (read(rn, name), read(rt, text)) {
+            (Some(n), Some(t)) => format!("{n} ({rc}): {t}"),
+            (Some(n), None) => format!("{n} ({rc})"),
+            _ => format!("CUresult {rc} (unknown to this driver)"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_stem_drops_directories_and_versions() {
+        assert_eq!(library_stem("/usr/lib/x86_64-linux-gnu/libcuda.so.1"), "libcuda.so");
+        assert_eq!(library_stem("libcuda.so"), "libcuda.so");
+        assert_eq!(library_stem("/opt/libcuda.so.535.247.01"), "libcuda.so");
+    }
+
+    #[test]
+    fn version_string_splits_major_and_minor() {
+        assert_eq!(version_string(12020), "12.2");
+        assert_eq!(version_string(13000), "13.0");
+        assert_eq!(version_string(12040), "12.4");
+    }
+
+    #[test]
+    fn a_missing_driver_is_an_error_listing_every_path_tried() {
+        let candidates = vec!["/nonexistent/libcuda.so.1".to_string(), "/also/not/here/libcuda.so".to_string()];
+        let err = load_from(&candidates).err().expect("loading a nonexistent file must fail").to_error();
+        assert_eq!(err.cuda_code(), Some(CUDA_ERROR_NOT_FOUND));
+        let text = err.to_string();
+        assert!(text.contains("/nonexistent/libcuda.so.1") && text.contains("/also/not/here/libcuda.so"), "{text}");
+        assert!(text.contains(DRIVER_PATH_ENV), "{text}");
+    }
+
+    #[test]
+    fn a_library_that_is_not_a_driver_is_refused_by_name_of_the_missing_symbol() {
+        // libc loads fine but exports no cuInit.
+        let libc = mapped_path_of("libc.so").expect("libc is mapped");
+        let err = load_from(&[libc]).err().expect("libc is no driver").to_error().to_string();
+        assert!(err.contains("lacks the driver entry point cuInit"), "{err}");
+    }
+
+    #[test]
+    fn mapped_path_finds_a_library_of_this_process() {
+        // Every Rust test binary on Linux maps libc.
+        let p = mapped_path_of("libc.so");
+        assert!(p.is_some_and(|p| p.starts_with('/')));
+        assert_eq!(mapped_path_of("no-such-library-xyz"), None);
+    }
+}

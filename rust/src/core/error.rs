@@ -1,0 +1,80 @@
+//! The one error type of the native core. The JNI layer maps each variant onto a Java exception
+//! (see `jni/throw.rs`); nothing here knows about Java.
+
+use std::fmt;
+
+/// A failed CUDA driver call: the raw `CUresult`, the operation that failed, and a message that
+/// already holds the driver's own name and description of the code where the driver could give
+/// them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaFailure {
+    pub code: i32,
+    pub operation: String,
+    pub message: String,
+}
+
+impl fmt::Display for CudaFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} failed: {}", self.operation, self.message)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A driver call returned something other than `CUDA_SUCCESS`, or the driver could not be
+    /// used at all (then `code` is the closest `CUresult`, e.g. `CUDA_ERROR_NOT_FOUND`).
+    #[error("{0}")]
+    Cuda(CudaFailure),
+    /// The caller passed something invalid (maps to `IllegalArgumentException`).
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The object is in a state that forbids the call, e.g. closed (`IllegalStateException`).
+    #[error("{0}")]
+    InvalidState(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// `CUDA_ERROR_NOT_FOUND`: used when the driver library itself cannot be found or lacks a symbol.
+pub const CUDA_ERROR_NOT_FOUND: i32 = 500;
+/// `CUDA_ERROR_NOT_SUPPORTED`: a feature the installed driver is too old for.
+pub const CUDA_ERROR_NOT_SUPPORTED: i32 = 801;
+/// `CUDA_ERROR_CONTEXT_IS_DESTROYED`.
+pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: i32 = 709;
+/// `CUDA_ERROR_INVALID_CONTEXT`.
+pub const CUDA_ERROR_INVALID_CONTEXT: i32 = 201;
+
+impl Error {
+    pub fn cuda(code: i32, operation: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Cuda(CudaFailure { code, operation: operation.into(), message: message.into() })
+    }
+
+    pub fn invalid_argument(message: impl Into<String>) -> Error {
+        Error::InvalidArgument(message.into())
+    }
+
+    pub fn invalid_state(message: impl Into<String>) -> Error {
+        Error::InvalidState(message.into())
+    }
+
+    /// The `CUresult` of a CUDA failure, `None` for the other kinds.
+    pub fn cuda_code(&self) -> Option<i32> {
+        match self {
+            Error::Cuda(f) => Some(f.code),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_error_displays_operation_and_message() {
+        let e = Error::cuda(100, "cuInit", "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected");
+        assert_eq!(e.to_string(), "cuInit failed: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected");
+        assert_eq!(e.cuda_code(), Some(100));
+        assert_eq!(Error::invalid_argument("x").cuda_code(), None);
+    }
+}

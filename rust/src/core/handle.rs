@@ -1,0 +1,213 @@
+//! The handle: a context binding, a stream and a reduction workspace (rules H1-H9).
+//!
+//! Liveness (close waits for calls in flight, calls after close fail) is enforced by the Java
+//! object, which owns the only pointer to a `Handle`; everything here may be called from many
+//! threads at once.
+
+use crate::core::context::{Activation, Context};
+use crate::core::device::{self, DeviceInfo};
+use crate::core::error::{Error, Result};
+use crate::core::memory::DeviceMemory;
+use cudarc::driver::sys::{CUcontext, CUstream};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// `CU_STREAM_NON_BLOCKING`: the handle's stream must not serialise with the legacy stream.
+const CU_STREAM_NON_BLOCKING: u32 = 1;
+/// Marks "the handle's own stream" in `current_stream` (0, 1 and 2 are real stream values:
+/// legacy, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`).
+const OWN_STREAM: usize = usize::MAX;
+
+/// Scratch memory for reductions: device partials + a counter, and a pinned host slot for
+/// results read back by the host. One per handle; reductions on it are serialised by `lock`.
+pub struct Workspace {
+    pub device: DeviceMemory,
+    pub host_result: *mut u8,
+}
+
+// SAFETY: the pinned host pointer is only dereferenced while the workspace mutex is held.
+unsafe impl Send for Workspace {}
+
+pub struct Handle {
+    ctx: Arc<Context>,
+    device: &'static DeviceInfo,
+    /// Created on first use, so that creating a handle costs only the context binding.
+    own_stream: AtomicPtr<cudarc::driver::sys::CUstream_st>,
+    current_stream: AtomicUsize,
+    init_lock: Mutex<()>,
+    workspace: Mutex<Option<Workspace>>,
+}
+
+/// Bytes of host memory the pinned result slot holds (the widest reduction result is 8 bytes).
+pub const HOST_RESULT_BYTES: usize = 64;
+
+impl Handle {
+    pub fn new(ctx: Context) -> Result<Handle> {
+        let device = device::info(ctx.device())?;
+        Ok(Handle {
+            ctx: Arc::new(ctx),
+            device,
+            own_stream: AtomicPtr::new(std::ptr::null_mut()),
+            current_stream: AtomicUsize::new(OWN_STREAM),
+            init_lock: Mutex::new(()),
+            workspace: Mutex::new(None),
+        })
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+    pub fn device(&self) -> &'static DeviceInfo {
+        self.device
+    }
+
+    /// Validates and activates the handle's context for one operation (H4, H8).
+    #[inline]
+    pub fn activate(&self) -> Result<Activation> {
+        self.ctx.activate()
+    }
+
+    /// The stream work goes to. Call only with the context active.
+    #[inline]
+    pub fn stream(&self) -> Result<CUstream> {
+        let current = self.current_stream.load(Ordering::Acquire);
+        if current != OWN_STREAM {
+            return Ok(current as CUstream);
+        }
+        let own = self.own_stream.load(Ordering::Acquire);
+        if !own.is_null() {
+            return Ok(own);
+        }
+        self.create_own_stream()
+    }
+
+    #[cold]
+    fn create_own_stream(&self) -> Result<CUstream> {
+        let _guard = self.init_lock.lock().map_err(|_| Error::invalid_state("handle lock poisoned"))?;
+        let own = self.own_stream.load(Ordering::Acquire);
+        if !own.is_null() {
+            return Ok(own);
+        }
+        let mut stream = std::ptr::null_mut();
+        let api = &self.ctx.driver().api;
+        // SAFETY: the handle's context is current (caller's activation); out-pointer is valid.
+        self.ctx.check(unsafe { (api.cuStreamCreate)(&mut stream, CU_STREAM_NON_BLOCKING) }, "cuStreamCreate")?;
+        self.own_stream.store(stream, Ordering::Release);
+        Ok(stream)
+    }
+
+    /// The stream as a raw value for interop (creates the own stream if needed).
+    pub fn raw_stream(&self) -> Result<usize> {
+        let _scope = self.activate()?;
+        Ok(self.stream()? as usize)
+    }
+
+    /// H9: work goes to `raw` from now on (0 = legacy default stream). The previous stream is
+    /// synchronised first, because the reduction workspace is reused in stream order.
+    pub fn set_stream(&self, raw: usize) -> Result<()> {
+        let _scope = self.activate()?;
+        if raw > 2 {
+            let mut owner: CUcontext = std::ptr::null_mut();
+            let api = &self.ctx.driver().api;
+            // SAFETY: the driver validates the stream handle; out-pointer is valid.
+            self.ctx.check(unsafe { (api.cuStreamGetCtx)(raw as CUstream, &mut owner) }, "cuStreamGetCtx")?;
+            if owner != self.ctx.raw() {
+                return Err(Error::invalid_argument(format!(
+                    "stream {raw:#x} belongs to context {owner:p}, but this handle is bound to context {:p}; a handle can only use streams of its own context",
+                    self.ctx.raw()
+                )));
+            }
+        }
+        self.synchronize_active()?;
+        self.current_stream.store(raw, Ordering::Release);
+        Ok(())
+    }
+
+    /// Back to the handle's own stream.
+    pub fn reset_stream(&self) -> Result<()> {
+        let _scope = self.activate()?;
+        self.synchronize_active()?;
+        self.current_stream.store(OWN_STREAM, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        let _scope = self.activate()?;
+        self.synchronize_active()
+    }
+
+    fn synchronize_active(&self) -> Result<()> {
+        let current = self.current_stream.load(Ordering::Acquire);
+        let stream = if current == OWN_STREAM { self.own_stream.load(Ordering::Acquire) } else { current as CUstream };
+        if current == OWN_STREAM && stream.is_null() {
+            return Ok(()); // nothing was ever queued
+        }
+        let api = &self.ctx.driver().api;
+        // SAFETY: the stream belongs to the active context.
+        self.ctx.check(unsafe { (api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")
+    }
+
+    /// H4 escape hatch: leaves the handle's context current on the calling thread.
+    pub fn make_current(&self) -> Result<()> {
+        self.ctx.validate()?;
+        let api = &self.ctx.driver().api;
+        // SAFETY: the context was validated just now.
+        self.ctx.check(unsafe { (api.cuCtxSetCurrent)(self.ctx.raw()) }, "cuCtxSetCurrent")
+    }
+
+    /// The reduction workspace, created on first use, locked for one reduction.
+    /// Call only with the context active.
+    pub fn workspace(&self, device_bytes: usize) -> Result<MutexGuard<'_, Option<Workspace>>> {
+        let mut guard = self.workspace.lock().map_err(|_| Error::invalid_state("handle workspace lock poisoned"))?;
+        if guard.is_none() {
+            let stream = self.stream()?;
+            let device = DeviceMemory::allocate(&self.ctx, self.device, device_bytes, stream)?;
+            device.memset(0, device_bytes, 0, stream)?;
+            let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
+            let api = &self.ctx.driver().api;
+            // SAFETY: out-pointer is valid; flags 0 = plain pinned memory of the current context.
+            self.ctx.check(unsafe { (api.cuMemHostAlloc)(&mut host, HOST_RESULT_BYTES, 0) }, "cuMemHostAlloc")?;
+            *guard = Some(Workspace { device, host_result: host.cast() });
+        }
+        Ok(guard)
+    }
+
+    /// H6: synchronises, frees what the handle owns and releases the context binding. Never
+    /// fails: a dead or reset context means there is nothing left to free (H8).
+    pub fn destroy(self) {
+        match self.activate() {
+            Ok(scope) => {
+                if let Err(e) = self.synchronize_active() {
+                    log::warn!("closing a handle: synchronising its stream failed: {e}");
+                }
+                let api = &self.ctx.driver().api;
+                let own = self.own_stream.load(Ordering::Acquire);
+                if !own.is_null() {
+                    // SAFETY: the stream was created by this handle in the active context and
+                    // nothing else destroys it.
+                    let rc = unsafe { (api.cuStreamDestroy)(own) };
+                    if rc != 0 {
+                        log::warn!("closing a handle: cuStreamDestroy failed: {}", self.ctx.driver().describe(rc));
+                    }
+                }
+                if let Ok(mut ws) = self.workspace.lock() {
+                    if let Some(ws) = ws.take() {
+                        // SAFETY: allocated by cuMemHostAlloc in this context, freed once.
+                        unsafe { (api.cuMemFreeHost)(ws.host_result.cast()) };
+                        ws.device.free(None);
+                    }
+                }
+                drop(scope);
+            }
+            Err(e) => {
+                log::debug!("closing a handle whose context is gone; nothing to free: {e}");
+                if let Ok(mut ws) = self.workspace.lock() {
+                    if let Some(ws) = ws.take() {
+                        ws.device.forget();
+                    }
+                }
+            }
+        }
+        // Dropping the last Arc releases the primary-context retain (exactly once).
+    }
+}

@@ -1,0 +1,15 @@
+//! The pure-Rust core: no JNI types here, so `cargo test` exercises it directly.
+
+pub mod context;
+pub mod device;
+pub mod driver;
+pub mod error;
+pub mod event;
+pub mod handle;
+pub mod image;
+pub mod kernels;
+pub mod launch;
+pub mod library;
+pub mod memory;
+pub mod blas;
+pub mod sticky;

@@ -1,0 +1,187 @@
+//! `dev.cuhandle.NativeApi`: device memory entry points. Java checks ranges first (for clear
+//! messages); the core checks them again so that nothing out of range ever reaches the driver.
+
+use crate::core::error::Error;
+use crate::core::handle::Handle;
+use crate::core::memory::DeviceMemory;
+use crate::jni::raw::{self, CriticalArray};
+use crate::jni::throw::{entry, JniResult};
+use jni::sys::{jclass, jint, jlong, jobject};
+use jni::EnvUnowned;
+
+/// # Safety
+/// Pointers as in `raw::borrow`: live handle and buffer pointers held by Java objects.
+unsafe fn pair<'a>(h: jlong, b: jlong) -> JniResult<(&'a Handle, &'a DeviceMemory)> {
+    // SAFETY: caller's contract.
+    let (handle, buffer) = unsafe { (raw::borrow::<Handle>(h, "handle")?, raw::borrow::<DeviceMemory>(b, "device buffer")?) };
+    if buffer.context().id() != handle.context().id() {
+        return Err(Error::invalid_argument(format!(
+            "the device buffer belongs to context id {} but the handle is bound to context id {}",
+            buffer.context().id(),
+            handle.context().id()
+        ))
+        .into());
+    }
+    Ok((handle, buffer))
+}
+
+fn size(value: jlong, what: &str) -> JniResult<usize> {
+    usize::try_from(value).map_err(|_| Error::invalid_argument(format!("{what} is {value}; expected a value >= 0")).into())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferAllocate<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, bytes: jlong) -> jlong {
+    entry!(env, |_e| {
+        // SAFETY: live handle pointer (module contract).
+        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
+        let bytes = size(bytes, "the buffer size")?;
+        let _scope = handle.activate()?;
+        let memory = DeviceMemory::allocate(handle.context(), handle.device(), bytes, handle.stream()?)?;
+        Ok(raw::give(memory))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferWrap<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, address: jlong, bytes: jlong) -> jlong {
+    entry!(env, |_e| {
+        // SAFETY: live handle pointer (module contract).
+        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
+        Ok(raw::give(DeviceMemory::wrap(handle.context(), address as u64, size(bytes, "the buffer size")?)?))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferAddress<'l>(mut env: EnvUnowned<'l>, _c: jclass, b: jlong) -> jlong {
+    // SAFETY: live buffer pointer (module contract).
+    entry!(env, |_e| Ok(unsafe { raw::borrow::<DeviceMemory>(b, "device buffer")? }.address() as jlong))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferContextId<'l>(mut env: EnvUnowned<'l>, _c: jclass, b: jlong) -> jlong {
+    // SAFETY: live buffer pointer (module contract).
+    entry!(env, |_e| Ok(unsafe { raw::borrow::<DeviceMemory>(b, "device buffer")? }.context().id() as jlong))
+}
+
+/// Frees a buffer; stream-ordered on the handle's stream when `h` is a live handle, else 0.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferFree<'l>(mut env: EnvUnowned<'l>, _c: jclass, b: jlong, h: jlong) {
+    entry!(env, |_e| {
+        // SAFETY: Java calls this once per buffer, with a live handle or 0.
+        let Some(memory) = (unsafe { raw::take::<DeviceMemory>(b) }) else { return Ok(()) };
+        let stream = if h == 0 {
+            None
+        } else {
+            // SAFETY: live handle pointer.
+            let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
+            let stream = handle.activate().and_then(|_scope| handle.stream()).ok();
+            stream.filter(|_| handle.context().id() == memory.context().id())
+        };
+        memory.free(stream);
+        Ok(())
+    })
+}
+
+/// Copies between a Java primitive array (pinned for the duration) and device memory.
+fn array_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, array: jobject, element_bytes: jint, array_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {
+    // SAFETY: live pointers (module contract).
+    let (handle, buffer) = unsafe { pair(h, b)? };
+    let (offset, array_offset, bytes) = (size(offset, "the buffer offset")?, size(array_offset, "the array offset")?, size(bytes, "the length")?);
+    if array.is_null() {
+        return Err(Error::invalid_argument("the Java array is null").into());
+    }
+    let _scope = handle.activate()?;
+    let stream = handle.stream()?;
+    // SAFETY: `env` is this thread's; `array` is a primitive array of `element_bytes` elements
+    // (the Java overloads guarantee the type). No JNI call happens until `pinned` drops.
+    let pinned = unsafe { CriticalArray::pin(env, array, element_bytes as usize, !upload) }
+        .ok_or_else(|| Error::invalid_state("the JVM could not pin the array"))?;
+    if array_offset.checked_add(bytes).is_none_or(|end| end > pinned.bytes) {
+        return Err(Error::invalid_argument(format!("byte range [{array_offset}, {array_offset}+{bytes}) is outside the Java array of {} bytes", pinned.bytes)).into());
+    }
+    // SAFETY: the host range was checked against the pinned array just above.
+    let host = unsafe { pinned.ptr.add(array_offset) };
+    // SAFETY: host range valid for `bytes` while pinned; device range checked by the core.
+    unsafe {
+        if upload {
+            buffer.upload(offset, host, bytes, stream)?;
+        } else {
+            buffer.download(offset, host, bytes, stream)?;
+        }
+    }
+    Ok(())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_uploadArray<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, array: jobject, element_bytes: jint, array_offset: jlong, bytes: jlong) {
+    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, element_bytes, array_offset, bytes, true))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_downloadArray<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, array: jobject, element_bytes: jint, array_offset: jlong, bytes: jlong) {
+    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, element_bytes, array_offset, bytes, false))
+}
+
+fn direct_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, direct: jobject, direct_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {
+    // SAFETY: live pointers (module contract).
+    let (handle, buffer) = unsafe { pair(h, b)? };
+    let (offset, direct_offset, bytes) = (size(offset, "the buffer offset")?, size(direct_offset, "the ByteBuffer offset")?, size(bytes, "the length")?);
+    // SAFETY: `env` is this thread's; `direct` was checked non-null by Java.
+    let (ptr, capacity) = unsafe { raw::direct_buffer(env, direct) }.ok_or_else(|| Error::invalid_argument("the ByteBuffer is not a direct buffer"))?;
+    if direct_offset.checked_add(bytes).is_none_or(|end| end > capacity) {
+        return Err(Error::invalid_argument(format!("byte range [{direct_offset}, {direct_offset}+{bytes}) is outside the ByteBuffer's capacity of {capacity} bytes")).into());
+    }
+    let _scope = handle.activate()?;
+    let stream = handle.stream()?;
+    // SAFETY: host range checked against the buffer's capacity; the Java caller keeps the
+    // ByteBuffer reachable for the call.
+    unsafe {
+        let host = ptr.add(direct_offset);
+        if upload {
+            buffer.upload(offset, host, bytes, stream)?;
+        } else {
+            buffer.download(offset, host, bytes, stream)?;
+        }
+    }
+    Ok(())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_uploadDirect<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, direct: jobject, direct_offset: jlong, bytes: jlong) {
+    entry!(env, |e| direct_copy(e.get_raw(), h, b, offset, direct, direct_offset, bytes, true))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_downloadDirect<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, direct: jobject, direct_offset: jlong, bytes: jlong) {
+    entry!(env, |e| direct_copy(e.get_raw(), h, b, offset, direct, direct_offset, bytes, false))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_memset<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, bytes: jlong, value: jint) {
+    entry!(env, |_e| {
+        // SAFETY: live pointers (module contract).
+        let (handle, buffer) = unsafe { pair(h, b)? };
+        let _scope = handle.activate()?;
+        Ok(buffer.memset(size(offset, "the offset")?, size(bytes, "the length")?, value as u8, handle.stream()?)?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_copy<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, dst: jlong, dst_offset: jlong, src: jlong, src_offset: jlong, bytes: jlong) {
+    entry!(env, |_e| {
+        // SAFETY: live pointers (module contract).
+        let (handle, to) = unsafe { pair(h, dst)? };
+        // SAFETY: as above.
+        let (_, from) = unsafe { pair(h, src)? };
+        let _scope = handle.activate()?;
+        Ok(to.copy_from(size(dst_offset, "the destination offset")?, from, size(src_offset, "the source offset")?, size(bytes, "the length")?, handle.stream()?)?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_directBufferAddress<'l>(mut env: EnvUnowned<'l>, _c: jclass, direct: jobject) -> jlong {
+    entry!(env, |e| {
+        // SAFETY: `direct` checked non-null by Java; env is this thread's.
+        let (ptr, _) = unsafe { raw::direct_buffer(e.get_raw(), direct) }.ok_or_else(|| Error::invalid_argument("the ByteBuffer is not a direct buffer"))?;
+        Ok(ptr as jlong)
+    })
+}

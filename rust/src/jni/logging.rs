@@ -1,0 +1,146 @@
+//! Rust `log` records go to Java's `System.Logger` named `dev.cuhandle` (through the static
+//! method `dev.cuhandle.NativeLog.log(int, String)`). Records below the level Java enables are
+//! dropped by `log`'s max-level check before any formatting, so disabled logging costs one
+//! comparison.
+
+use jni::sys::{jclass, jint, jmethodID, jvalue, JNIEnv, JavaVM, JNI_OK, JNI_VERSION_1_8};
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::OnceLock;
+
+static VM: AtomicPtr<JavaVM> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The Java sink: a global reference to `NativeLog` and its `log` method.
+struct Sink {
+    class: usize, // jclass global ref, as an integer so the struct is Send + Sync
+    method: usize,
+}
+static SINK: OnceLock<Sink> = OnceLock::new();
+
+thread_local! {
+    // JNI forbids calls between Get/ReleasePrimitiveArrayCritical: records made there wait.
+    static IN_CRITICAL: Cell<u32> = const { Cell::new(0) };
+    static DEFERRED: RefCell<Vec<(i32, String)>> = const { RefCell::new(Vec::new()) };
+}
+
+pub fn enter_critical() {
+    IN_CRITICAL.with(|c| c.set(c.get() + 1));
+}
+
+pub fn leave_critical() {
+    let outside = IN_CRITICAL.with(|c| {
+        c.set(c.get().saturating_sub(1));
+        c.get() == 0
+    });
+    if outside {
+        let pending = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
+        for (level, text) in pending {
+            emit(level, &text);
+        }
+    }
+}
+
+/// Called by the JVM when the library is loaded: remembers the VM for the logging bridge.
+#[unsafe(no_mangle)]
+pub extern "system" fn JNI_OnLoad(vm: *mut JavaVM, _reserved: *mut c_void) -> jint {
+    VM.store(vm, Ordering::Release);
+    JNI_VERSION_1_8
+}
+
+struct Bridge;
+static BRIDGE: Bridge = Bridge;
+
+impl log::Log for Bridge {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &log::Record) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let level = record.level() as i32; // Error=1 .. Trace=5
+        let text = format!("{}", record.args());
+        if IN_CRITICAL.with(|c| c.get()) > 0 {
+            DEFERRED.with(|d| d.borrow_mut().push((level, text)));
+        } else {
+            emit(level, &text);
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+/// Installs the bridge. `max_level` follows `log::LevelFilter` numbering (0 = off .. 5 = trace).
+///
+/// # Safety
+/// `env` must be the current thread's JNIEnv, called from a method of a class loaded by the
+/// loader that can see `dev.cuhandle.NativeLog`.
+pub unsafe fn install(env: *mut JNIEnv, max_level: i32) {
+    let filter = match max_level {
+        i32::MIN..=0 => log::LevelFilter::Off,
+        1 => log::LevelFilter::Error,
+        2 => log::LevelFilter::Warn,
+        3 => log::LevelFilter::Info,
+        4 => log::LevelFilter::Debug,
+        _ => log::LevelFilter::Trace,
+    };
+    if SINK.get().is_none() {
+        let (name, method, sig) = (c"dev/cuhandle/NativeLog", c"log", c"(ILjava/lang/String;)V");
+        // SAFETY: caller's contract; results are checked for NULL.
+        unsafe {
+            let i = &**env;
+            let local = (i.v1_1.FindClass)(env, name.as_ptr());
+            if local.is_null() {
+                (i.v1_1.ExceptionClear)(env);
+                return;
+            }
+            let id = (i.v1_1.GetStaticMethodID)(env, local, method.as_ptr(), sig.as_ptr());
+            if id.is_null() {
+                (i.v1_1.ExceptionClear)(env);
+                return;
+            }
+            let global = (i.v1_1.NewGlobalRef)(env, local);
+            let _ = SINK.set(Sink { class: global as usize, method: id as usize });
+        }
+        let _ = log::set_logger(&BRIDGE);
+    }
+    log::set_max_level(filter);
+}
+
+fn emit(level: i32, text: &str) {
+    let (vm, sink) = (VM.load(Ordering::Acquire), SINK.get());
+    let (Some(sink), false) = (sink, vm.is_null()) else {
+        eprintln!("cuhandle: {text}");
+        return;
+    };
+    let message = CString::new(text.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: the VM pointer came from JNI_OnLoad; GetEnv only succeeds on attached threads (we
+    // never attach threads for logging); the class is a global ref and the method id belongs to it.
+    unsafe {
+        let mut env: *mut c_void = std::ptr::null_mut();
+        if ((**vm).v1_2.GetEnv)(vm, &mut env, JNI_VERSION_1_8) != JNI_OK {
+            eprintln!("cuhandle: {text}");
+            return;
+        }
+        let env = env as *mut JNIEnv;
+        let i = &**env;
+        if (i.v1_2.ExceptionCheck)(env) {
+            // Calling Java now would be illegal; the exception being thrown says more anyway.
+            eprintln!("cuhandle: {text}");
+            return;
+        }
+        let jtext = (i.v1_1.NewStringUTF)(env, message.as_ptr());
+        if jtext.is_null() {
+            (i.v1_1.ExceptionClear)(env);
+            return;
+        }
+        let args = [jvalue { i: level }, jvalue { l: jtext }];
+        (i.v1_1.CallStaticVoidMethodA)(env, sink.class as jclass, sink.method as jmethodID, args.as_ptr());
+        if (i.v1_2.ExceptionCheck)(env) {
+            (i.v1_1.ExceptionClear)(env);
+        }
+        (i.v1_1.DeleteLocalRef)(env, jtext);
+    }
+}

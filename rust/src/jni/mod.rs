@@ -1,0 +1,13 @@
+//! The JNI layer: converts Java arguments, calls the core, and turns every error or panic into a
+//! Java exception. No CUDA logic lives here.
+
+mod blas;
+mod buffer;
+mod cuda;
+mod event;
+mod handle;
+mod library;
+mod logging;
+mod raw;
+mod testing;
+mod throw;

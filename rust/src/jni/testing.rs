@@ -1,0 +1,126 @@
+//! `dev.cuhandle.NativeTestApi`: entry points for the test suite only (raw contexts, resets,
+//! a deliberate panic). They are part of the library so that the GPU suite needs no other
+//! native code; the Java class that declares them is in the test sources.
+
+use crate::core::context;
+use crate::core::driver;
+use crate::jni::throw::entry;
+use jni::sys::{jclass, jint, jlong, jstring};
+use jni::EnvUnowned;
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_panic<'l>(mut env: EnvUnowned<'l>, _c: jclass, message: jstring) -> jint {
+    entry!(env, |e| {
+        let text = crate::jni::raw::convert::string(e.get_raw(), message)?.unwrap_or_default();
+        panic!("{text}")
+    })
+}
+
+/// cuCtxCreate on `device`; the new context is left current, as the driver does.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_createContext<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) -> jlong {
+    entry!(env, |_e| {
+        let d = driver::initialised()?;
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: out-pointer valid; flags 0; the driver validates the device.
+        d.check(unsafe { (d.api.cuCtxCreate)(&mut ctx, 0, device) }, "cuCtxCreate")?;
+        Ok(ctx as jlong)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_destroyContext<'l>(mut env: EnvUnowned<'l>, _c: jclass, ctx: jlong) {
+    entry!(env, |_e| {
+        let d = driver::initialised()?;
+        // SAFETY: the test passes a context it created and destroys it once.
+        Ok(d.check(unsafe { (d.api.cuCtxDestroy)(ctx as _) }, "cuCtxDestroy")?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_setCurrent<'l>(mut env: EnvUnowned<'l>, _c: jclass, ctx: jlong) {
+    entry!(env, |_e| {
+        let d = driver::initialised()?;
+        // SAFETY: the test passes a live context or 0.
+        Ok(d.check(unsafe { (d.api.cuCtxSetCurrent)(ctx as _) }, "cuCtxSetCurrent")?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_currentContext<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jlong {
+    entry!(env, |_e| Ok(context::current_context(driver::initialised()?)? as jlong))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_resetPrimary<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) {
+    entry!(env, |_e| {
+        let d = driver::initialised()?;
+        // SAFETY: resets the device's primary context; handles bound to it detect the new id.
+        Ok(d.check(unsafe { (d.api.cuDevicePrimaryCtxReset)(device) }, "cuDevicePrimaryCtxReset")?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_retainPrimary<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) -> jlong {
+    entry!(env, |_e| {
+        let d = driver::initialised()?;
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: out-pointer valid; balanced by releasePrimary in the test.
+        d.check(unsafe { (d.api.cuDevicePrimaryCtxRetain)(&mut ctx, device) }, "cuDevicePrimaryCtxRetain")?;
+        Ok(ctx as jlong)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_releasePrimary<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) {
+    entry!(env, |_e| {
+        let d = driver::initialised()?;
+        // SAFETY: balances a retainPrimary of the test.
+        Ok(d.check(unsafe { (d.api.cuDevicePrimaryCtxRelease)(device) }, "cuDevicePrimaryCtxRelease")?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_contextId<'l>(mut env: EnvUnowned<'l>, _c: jclass, ctx: jlong) -> jlong {
+    entry!(env, |_e| Ok(context::context_id(driver::initialised()?, ctx as _)? as jlong))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_streamCreate<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jlong {
+    entry!(env, |_e| {
+        let d = driver::initialised()?;
+        let mut s = std::ptr::null_mut();
+        // SAFETY: creates a stream in the current context (the test made one current).
+        d.check(unsafe { (d.api.cuStreamCreate)(&mut s, 1) }, "cuStreamCreate")?;
+        Ok(s as jlong)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_streamDestroy<'l>(mut env: EnvUnowned<'l>, _c: jclass, s: jlong) {
+    entry!(env, |_e| {
+        let d = driver::initialised()?;
+        // SAFETY: the test destroys a stream it created, once.
+        Ok(d.check(unsafe { (d.api.cuStreamDestroy)(s as _) }, "cuStreamDestroy")?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_memAlloc<'l>(mut env: EnvUnowned<'l>, _c: jclass, bytes: jlong) -> jlong {
+    entry!(env, |_e| {
+        let d = driver::initialised()?;
+        let mut p = 0;
+        // SAFETY: allocates in the current context (the test made one current).
+        d.check(unsafe { (d.api.cuMemAlloc)(&mut p, bytes as usize) }, "cuMemAlloc")?;
+        Ok(p as jlong)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_memFree<'l>(mut env: EnvUnowned<'l>, _c: jclass, p: jlong) {
+    entry!(env, |_e| {
+        let d = driver::initialised()?;
+        // SAFETY: frees memory the test allocated, once.
+        Ok(d.check(unsafe { (d.api.cuMemFree)(p as u64) }, "cuMemFree")?)
+    })
+}

@@ -1,0 +1,107 @@
+//! The error policy of every JNI entry: core errors become the matching Java exception, panics
+//! become a RuntimeException; nothing unwinds into the JVM.
+
+use crate::core::error::Error;
+use jni::errors::ErrorPolicy;
+use jni::sys::{jint, jobject, jvalue, JNIEnv};
+use jni::Env;
+use std::ffi::CString;
+
+/// What a JNI entry's closure can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    #[error(transparent)]
+    Core(#[from] Error),
+    #[error("JNI: {0}")]
+    Jni(#[from] jni::errors::Error),
+}
+
+pub type JniResult<T> = std::result::Result<T, Failure>;
+
+/// Throws the Java exception that matches each failure.
+#[derive(Debug, Default)]
+pub struct ThrowJava;
+
+impl<T: Default> ErrorPolicy<T, Failure> for ThrowJava {
+    type Captures<'unowned_env_local: 'native_method, 'native_method> = ();
+
+    fn on_error<'l: 'n, 'n>(env: &mut Env<'l>, _cap: &mut (), err: Failure) -> jni::errors::Result<T> {
+        if env.exception_check() {
+            return Ok(T::default()); // a Java exception is already on its way
+        }
+        let raw = env.get_raw();
+        match err {
+            Failure::Core(Error::Cuda(f)) => throw_cuda(raw, f.code, &f.operation, &f.message),
+            Failure::Core(Error::InvalidArgument(m)) => throw_new(raw, "java/lang/IllegalArgumentException", &m),
+            Failure::Core(Error::InvalidState(m)) => throw_new(raw, "java/lang/IllegalStateException", &m),
+            Failure::Jni(e) => throw_new(raw, "java/lang/IllegalStateException", &format!("cuhandle JNI failure: {e}")),
+        }
+        Ok(T::default())
+    }
+
+    fn on_panic<'l: 'n, 'n>(env: &mut Env<'l>, _cap: &mut (), payload: Box<dyn std::any::Any + Send + 'static>) -> jni::errors::Result<T> {
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic payload".to_string());
+        if !env.exception_check() {
+            throw_new(env.get_raw(), "java/lang/RuntimeException", &format!("cuhandle native code panicked (this is a bug in cuhandle): {text}"));
+        }
+        Ok(T::default())
+    }
+}
+
+/// Java strings must not contain NUL when passed as C strings.
+fn c_string(s: &str) -> CString {
+    CString::new(s.replace('\0', " ")).unwrap_or_default()
+}
+
+fn throw_new(env: *mut JNIEnv, class: &str, message: &str) {
+    let (class, message) = (c_string(class), c_string(message));
+    // SAFETY: `env` is the current thread's env (from with_env); no exception is pending; both
+    // strings are NUL-terminated.
+    unsafe {
+        let cls = ((**env).v1_1.FindClass)(env, class.as_ptr());
+        if !cls.is_null() {
+            ((**env).v1_1.ThrowNew)(env, cls, message.as_ptr());
+        }
+    }
+}
+
+/// `new dev.cuhandle.CudaException(code, operation, message)` and throw it.
+fn throw_cuda(env: *mut JNIEnv, code: i32, operation: &str, message: &str) {
+    let class = c_string("dev/cuhandle/CudaException");
+    let name = c_string("<init>");
+    let sig = c_string("(ILjava/lang/String;Ljava/lang/String;)V");
+    let (op, msg) = (c_string(operation), c_string(message));
+    // SAFETY: as in `throw_new`; every JNI result is checked for NULL before use.
+    unsafe {
+        let i = &**env;
+        let cls = (i.v1_1.FindClass)(env, class.as_ptr());
+        if cls.is_null() {
+            return;
+        }
+        let ctor = (i.v1_1.GetMethodID)(env, cls, name.as_ptr(), sig.as_ptr());
+        let jop = (i.v1_1.NewStringUTF)(env, op.as_ptr());
+        let jmsg = (i.v1_1.NewStringUTF)(env, msg.as_ptr());
+        if ctor.is_null() || jop.is_null() || jmsg.is_null() {
+            return; // an OutOfMemoryError or NoSuchMethodError is pending instead
+        }
+        let args = [jvalue { i: code as jint }, jvalue { l: jop as jobject }, jvalue { l: jmsg as jobject }];
+        let exception = (i.v1_1.NewObjectA)(env, cls, ctor, args.as_ptr());
+        if !exception.is_null() {
+            (i.v1_1.Throw)(env, exception);
+        }
+    }
+}
+
+/// Runs `body` as a JNI entry: panics and errors become Java exceptions, the return value on
+/// failure is `T::default()` (ignored by Java because an exception is pending).
+macro_rules! entry {
+    ($env:ident, |$e:ident| $body:expr) => {
+        $env.with_env(|$e: &mut jni::Env| -> $crate::jni::throw::JniResult<_> { $body })
+            .resolve::<$crate::jni::throw::ThrowJava>()
+    };
+}
+pub(crate) use entry;
