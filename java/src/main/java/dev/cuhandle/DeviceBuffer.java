@@ -1,0 +1,171 @@
+package dev.cuhandle;
+
+/**
+ * Device memory of one context (rule K3). Created by a {@link Handle}; copies use that handle's
+ * stream unless another handle of the same context is given. A {@link #slice} is a view that
+ * shares the memory and never frees it. Close it; a cleaner frees unreachable unclosed buffers.
+ */
+public final class DeviceBuffer implements AutoCloseable {
+    private final NativeObject state;
+    private final Handle owner;
+    private final long contextId;
+    private final long baseAddress;
+    private final long byteOffset;
+    private final long byteLength;
+    private final boolean view;
+
+    DeviceBuffer(Handle owner, long pointer, long bytes, boolean owned) {
+        this.owner = owner;
+        this.state = NativeObject.register(this, pointer, owned ? "DeviceBuffer" : "wrapped DeviceBuffer", p -> free(p, owner));
+        this.contextId = owner.contextId();
+        this.baseAddress = NativeApi.bufferAddress(pointer);
+        this.byteOffset = 0;
+        this.byteLength = bytes;
+        this.view = false;
+    }
+
+    private DeviceBuffer(DeviceBuffer parent, long offset, long length) {
+        this.owner = parent.owner;
+        this.state = parent.state;
+        this.contextId = parent.contextId;
+        this.baseAddress = parent.baseAddress;
+        this.byteOffset = parent.byteOffset + offset;
+        this.byteLength = length;
+        this.view = true;
+    }
+
+    /** Frees stream-ordered on the owner's stream while it is open, synchronously otherwise. */
+    private static void free(long pointer, Handle owner) {
+        long h = owner.isClosed() ? 0 : tryEnter(owner);
+        try {
+            NativeApi.bufferFree(pointer, h);
+        } finally {
+            if (h != 0) {
+                owner.exit();
+            }
+        }
+    }
+
+    private static long tryEnter(Handle owner) {
+        try {
+            return owner.enter();
+        } catch (IllegalStateException closed) {
+            return 0;
+        }
+    }
+
+    /** Bytes in this buffer (or view). */
+    public long byteLength() {
+        return byteLength;
+    }
+
+    long byteOffset() {
+        return byteOffset;
+    }
+
+    /** The device address of the first byte (for kernels and interop). */
+    public long address() {
+        return baseAddress + byteOffset;
+    }
+
+    /** The unique id of the context the memory belongs to. */
+    public long contextId() {
+        return contextId;
+    }
+
+    /** The handle that created this buffer. */
+    public Handle owner() {
+        return owner;
+    }
+
+    public boolean isClosed() {
+        return state.isClosed();
+    }
+
+    /** A view of {@code length} bytes from {@code offset}; valid while this buffer is open. */
+    public DeviceBuffer slice(long offset, long length) {
+        if (offset < 0 || length < 0 || offset > byteLength - length) {
+            throw new IllegalArgumentException("slice [" + offset + ", " + offset + "+" + length + ") is outside the buffer of " + byteLength + " bytes");
+        }
+        return new DeviceBuffer(this, offset, length);
+    }
+
+    void checkBytes(long bytes, String role) {
+        if (bytes > byteLength) {
+            throw new IllegalArgumentException("the " + role + " device buffer holds " + byteLength + " bytes; " + bytes + " bytes were asked for");
+        }
+    }
+
+    /** Enters a call with {@code handle}: checks the context (K3) and that the buffer is open. */
+    long enterFor(Handle handle) {
+        if (handle.contextId() != contextId) {
+            throw new IllegalArgumentException("this DeviceBuffer belongs to context id " + contextId + " (device " + owner.device().ordinal()
+                    + ") but the handle is bound to context id " + handle.contextId() + " (device " + handle.device().ordinal()
+                    + "); device memory can only be used with handles of its own context");
+        }
+        return state.enter();
+    }
+
+    void exit() {
+        state.exit();
+    }
+
+    /** Checks use as a kernel argument with {@code handle}; returns the device address. */
+    long addressFor(Handle handle) {
+        if (handle.contextId() != contextId) {
+            enterFor(handle); // throws the context-mismatch message
+        }
+        if (state.isClosed()) {
+            throw new IllegalStateException(state.what() + " is closed");
+        }
+        return baseAddress + byteOffset;
+    }
+
+    public void download(float[] dst) {
+        java.util.Objects.requireNonNull(dst, "dst");
+        owner.copyToHost(this, dst, 0, dst.length);
+    }
+
+    public void download(double[] dst) {
+        java.util.Objects.requireNonNull(dst, "dst");
+        owner.copyToHost(this, dst, 0, dst.length);
+    }
+
+    public void download(int[] dst) {
+        java.util.Objects.requireNonNull(dst, "dst");
+        owner.copyToHost(this, dst, 0, dst.length);
+    }
+
+    public void download(long[] dst) {
+        java.util.Objects.requireNonNull(dst, "dst");
+        owner.copyToHost(this, dst, 0, dst.length);
+    }
+
+    public void download(byte[] dst) {
+        java.util.Objects.requireNonNull(dst, "dst");
+        owner.copyToHost(this, dst, 0, dst.length);
+    }
+
+    public void upload(float[] src) {
+        java.util.Objects.requireNonNull(src, "src");
+        owner.copyToDevice(src, 0, this, src.length);
+    }
+
+    public void upload(double[] src) {
+        java.util.Objects.requireNonNull(src, "src");
+        owner.copyToDevice(src, 0, this, src.length);
+    }
+
+    /** Frees the memory (a view or wrapped pointer frees nothing). Idempotent. */
+    @Override
+    public void close() {
+        if (!view) {
+            state.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DeviceBuffer[0x" + Long.toHexString(address()) + ", " + byteLength + " bytes, context id " + contextId + (isClosed() ? ", closed]" : "]");
+    }
+}

@@ -1,0 +1,416 @@
+package dev.cuhandle;
+
+import java.nio.ByteBuffer;
+import java.util.Objects;
+
+/**
+ * A cuBLAS-style handle: bound to one driver context, owning a stream, usable from any thread
+ * (rules H1-H9 of DESIGN.md). No operation changes which context is current on the calling
+ * thread. Close it (try-with-resources); an unreachable unclosed handle is released by a cleaner
+ * with a warning.
+ */
+public final class Handle implements AutoCloseable {
+    private final NativeObject state;
+    private final long rawContext;
+    private final long contextId;
+    private final Device device;
+    private final boolean ownsPrimaryContext;
+
+    private Handle(long pointer) {
+        this.state = NativeObject.register(this, pointer, "Handle", p -> NativeApi.handleDestroy(p));
+        long[] info = NativeApi.handleInfo(pointer);
+        this.rawContext = info[0];
+        this.contextId = info[1];
+        this.ownsPrimaryContext = info[3] != 0;
+        this.device = Cuda.device((int) info[2]);
+    }
+
+    /**
+     * Binds to the context current on this thread (H1; retained if it is a primary context), or,
+     * with none current, to the primary context of {@link Cuda#getDevice()} (H2).
+     */
+    public static Handle create() {
+        Native.ensureLoaded();
+        return new Handle(NativeApi.handleCreateCurrent(Cuda.getDevice()));
+    }
+
+    /** Binds to (and retains) the primary context of {@code device} (H3). */
+    public static Handle create(int device) {
+        Native.ensureLoaded();
+        return new Handle(NativeApi.handleCreateDevice(device));
+    }
+
+    /** Binds to an existing context without owning it (H3): the caller keeps it alive. */
+    public static Handle wrap(long rawContext) {
+        Native.ensureLoaded();
+        return new Handle(NativeApi.handleWrap(rawContext));
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    /** The raw {@code CUcontext} (interop). */
+    public long rawContext() {
+        return rawContext;
+    }
+
+    /** The context's unique id ({@code cuCtxGetId}) at creation. */
+    public long contextId() {
+        return contextId;
+    }
+
+    /** True when the handle retained its device's primary context (and releases it on close). */
+    public boolean ownsPrimaryContext() {
+        return ownsPrimaryContext;
+    }
+
+    public boolean isClosed() {
+        return state.isClosed();
+    }
+
+    /** Enters a call: returns the native pointer; pair with {@link #exit()}. */
+    long enter() {
+        return state.enter();
+    }
+
+    void exit() {
+        state.exit();
+    }
+
+    /** Fails with a {@link CudaException} if the context was destroyed or reset (H8). */
+    public void validate() {
+        long h = enter();
+        try {
+            NativeApi.handleValidate(h);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Makes the handle's context current on this thread and leaves it so (for raw driver calls). */
+    public void makeCurrent() {
+        long h = enter();
+        try {
+            NativeApi.handleMakeCurrent(h);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Waits for all work queued on the handle's stream. */
+    public void synchronize() {
+        long h = enter();
+        try {
+            NativeApi.handleSynchronize(h);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Sends later work to a raw {@code CUstream} of this handle's context (0 = legacy default
+     * stream), like {@code cublasSetStream}. The previous stream is synchronised first.
+     */
+    public void setStream(long rawStream) {
+        long h = enter();
+        try {
+            NativeApi.handleSetStream(h, rawStream);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Back to the handle's own non-blocking stream (H9). */
+    public void resetStream() {
+        long h = enter();
+        try {
+            NativeApi.handleResetStream(h);
+        } finally {
+            exit();
+        }
+    }
+
+    /** The raw {@code CUstream} work goes to. */
+    public long stream() {
+        long h = enter();
+        try {
+            return NativeApi.handleStream(h);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Allocates {@code bytes} of device memory in this handle's context (stream-ordered). */
+    public DeviceBuffer allocate(long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("buffer size is " + bytes + " bytes; expected >= 0");
+        }
+        long h = enter();
+        try {
+            return new DeviceBuffer(this, NativeApi.bufferAllocate(h, bytes), bytes, true);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Views memory someone else allocated in this context (interop); closing it frees nothing. */
+    public DeviceBuffer wrapPointer(long deviceAddress, long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("buffer size is " + bytes + " bytes; expected >= 0");
+        }
+        long h = enter();
+        try {
+            return new DeviceBuffer(this, NativeApi.bufferWrap(h, deviceAddress, bytes), bytes, false);
+        } finally {
+            exit();
+        }
+    }
+
+    public DeviceBuffer upload(float[] values) {
+        Objects.requireNonNull(values, "values");
+        DeviceBuffer b = allocate(4L * values.length);
+        return uploaded(b, values, values.length);
+    }
+
+    public DeviceBuffer upload(double[] values) {
+        Objects.requireNonNull(values, "values");
+        DeviceBuffer b = allocate(8L * values.length);
+        return uploaded(b, values, values.length);
+    }
+
+    public DeviceBuffer upload(int[] values) {
+        Objects.requireNonNull(values, "values");
+        DeviceBuffer b = allocate(4L * values.length);
+        return uploaded(b, values, values.length);
+    }
+
+    public DeviceBuffer upload(long[] values) {
+        Objects.requireNonNull(values, "values");
+        DeviceBuffer b = allocate(8L * values.length);
+        return uploaded(b, values, values.length);
+    }
+
+    public DeviceBuffer upload(byte[] values) {
+        Objects.requireNonNull(values, "values");
+        DeviceBuffer b = allocate(values.length);
+        return uploaded(b, values, values.length);
+    }
+
+    private DeviceBuffer uploaded(DeviceBuffer b, Object array, int length) {
+        try {
+            copyArray(b, array, 0, length, true);
+            return b;
+        } catch (RuntimeException e) {
+            b.close();
+            throw e;
+        }
+    }
+
+    /** Copies {@code length} elements from {@code src[srcOffset...]} to the start of {@code dst}. */
+    public void copyToDevice(float[] src, int srcOffset, DeviceBuffer dst, int length) {
+        copyArray(dst, src, srcOffset, length, true);
+    }
+
+    public void copyToDevice(double[] src, int srcOffset, DeviceBuffer dst, int length) {
+        copyArray(dst, src, srcOffset, length, true);
+    }
+
+    public void copyToDevice(int[] src, int srcOffset, DeviceBuffer dst, int length) {
+        copyArray(dst, src, srcOffset, length, true);
+    }
+
+    public void copyToDevice(long[] src, int srcOffset, DeviceBuffer dst, int length) {
+        copyArray(dst, src, srcOffset, length, true);
+    }
+
+    public void copyToDevice(byte[] src, int srcOffset, DeviceBuffer dst, int length) {
+        copyArray(dst, src, srcOffset, length, true);
+    }
+
+    /** Copies {@code length} elements from the start of {@code src} to {@code dst[dstOffset...]}; waits. */
+    public void copyToHost(DeviceBuffer src, float[] dst, int dstOffset, int length) {
+        copyArray(src, dst, dstOffset, length, false);
+    }
+
+    public void copyToHost(DeviceBuffer src, double[] dst, int dstOffset, int length) {
+        copyArray(src, dst, dstOffset, length, false);
+    }
+
+    public void copyToHost(DeviceBuffer src, int[] dst, int dstOffset, int length) {
+        copyArray(src, dst, dstOffset, length, false);
+    }
+
+    public void copyToHost(DeviceBuffer src, long[] dst, int dstOffset, int length) {
+        copyArray(src, dst, dstOffset, length, false);
+    }
+
+    public void copyToHost(DeviceBuffer src, byte[] dst, int dstOffset, int length) {
+        copyArray(src, dst, dstOffset, length, false);
+    }
+
+    /** Copies {@code bytes} from a direct ByteBuffer (from its absolute {@code srcOffset}) to {@code dst}. */
+    public void copyToDevice(ByteBuffer src, int srcOffset, DeviceBuffer dst, long bytes) {
+        copyDirect(dst, src, srcOffset, bytes, true);
+    }
+
+    /** Copies {@code bytes} from {@code src} into a direct ByteBuffer at absolute {@code dstOffset}; waits. */
+    public void copyToHost(DeviceBuffer src, ByteBuffer dst, int dstOffset, long bytes) {
+        copyDirect(src, dst, dstOffset, bytes, false);
+    }
+
+    private static int elementBytes(Object array) {
+        if (array instanceof float[] || array instanceof int[]) {
+            return 4;
+        }
+        if (array instanceof double[] || array instanceof long[]) {
+            return 8;
+        }
+        if (array instanceof byte[]) {
+            return 1;
+        }
+        throw new IllegalArgumentException("unsupported array type " + array.getClass().getSimpleName());
+    }
+
+    private void copyArray(DeviceBuffer buffer, Object array, int arrayOffset, int length, boolean upload) {
+        Objects.requireNonNull(buffer, "device buffer");
+        Objects.requireNonNull(array, upload ? "source array" : "destination array");
+        int arrayLength = java.lang.reflect.Array.getLength(array);
+        if (arrayOffset < 0 || length < 0 || arrayOffset > arrayLength - length) {
+            throw new IllegalArgumentException("array range [" + arrayOffset + ", " + arrayOffset + "+" + length
+                    + ") is outside the array of length " + arrayLength + "; expected 0 <= offset, 0 <= length, offset + length <= array length");
+        }
+        int es = elementBytes(array);
+        long bytes = (long) length * es;
+        buffer.checkBytes(bytes, upload ? "destination" : "source");
+        long h = enter();
+        try {
+            long b = buffer.enterFor(this);
+            try {
+                if (upload) {
+                    NativeApi.uploadArray(h, b, buffer.byteOffset(), array, es, (long) arrayOffset * es, bytes);
+                } else {
+                    NativeApi.downloadArray(h, b, buffer.byteOffset(), array, es, (long) arrayOffset * es, bytes);
+                }
+            } finally {
+                buffer.exit();
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    private void copyDirect(DeviceBuffer buffer, ByteBuffer direct, int offset, long bytes, boolean upload) {
+        Objects.requireNonNull(buffer, "device buffer");
+        Objects.requireNonNull(direct, "ByteBuffer");
+        if (!direct.isDirect()) {
+            throw new IllegalArgumentException("the ByteBuffer is a heap buffer; expected a direct ByteBuffer (ByteBuffer.allocateDirect)");
+        }
+        if (!upload && direct.isReadOnly()) {
+            throw new IllegalArgumentException("the destination ByteBuffer is read-only");
+        }
+        if (offset < 0 || bytes < 0 || offset > direct.capacity() - bytes) {
+            throw new IllegalArgumentException("byte range [" + offset + ", " + offset + "+" + bytes
+                    + ") is outside the ByteBuffer's capacity of " + direct.capacity());
+        }
+        buffer.checkBytes(bytes, upload ? "destination" : "source");
+        long h = enter();
+        try {
+            long b = buffer.enterFor(this);
+            try {
+                if (upload) {
+                    NativeApi.uploadDirect(h, b, buffer.byteOffset(), direct, offset, bytes);
+                } else {
+                    NativeApi.downloadDirect(h, b, buffer.byteOffset(), direct, offset, bytes);
+                }
+            } finally {
+                buffer.exit();
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    /** Sets every byte of {@code buffer} to {@code value}, in stream order. */
+    public void memset(DeviceBuffer buffer, int value) {
+        long h = enter();
+        try {
+            long b = buffer.enterFor(this);
+            try {
+                NativeApi.memset(h, b, buffer.byteOffset(), buffer.byteLength(), value);
+            } finally {
+                buffer.exit();
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    /** Copies all of {@code src} to the start of {@code dst} on the device, in stream order. */
+    public void copy(DeviceBuffer src, DeviceBuffer dst) {
+        dst.checkBytes(src.byteLength(), "destination");
+        long h = enter();
+        try {
+            long s = src.enterFor(this);
+            try {
+                long d = dst.enterFor(this);
+                try {
+                    NativeApi.copy(h, d, dst.byteOffset(), s, src.byteOffset(), src.byteLength());
+                } finally {
+                    dst.exit();
+                }
+            } finally {
+                src.exit();
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Launches {@code kernel} with {@code args} ({@link DeviceBuffer}, Integer, Long, Float, Double,
+     * Short, Byte). Convenient; for hot loops use a reusable {@link KernelLaunch}, which allocates
+     * nothing per launch.
+     */
+    public void launch(Kernel kernel, Dim3 grid, Dim3 block, int sharedBytes, Object... args) {
+        KernelLaunch launch = KernelLaunch.forThread(kernel);
+        launch.grid(grid.x, grid.y, grid.z).block(block.x, block.y, block.z).sharedBytes(sharedBytes);
+        launch.setArgs(args);
+        try {
+            launch.launch(this);
+        } finally {
+            launch.clearBuffers();
+        }
+    }
+
+    /** Launches a prepared launch object (see {@link KernelLaunch}). */
+    public void launch(KernelLaunch launch) {
+        launch.launch(this);
+    }
+
+    /** An event of this handle's context, for timing and ordering. */
+    public Event createEvent() {
+        long h = enter();
+        try {
+            return new Event(this, NativeApi.eventCreate(h));
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Closes the handle (H6): waits for calls in flight on other threads, synchronises the stream,
+     * frees what it owns and releases the primary-context retain once. Idempotent; later calls
+     * throw {@link IllegalStateException}.
+     */
+    @Override
+    public void close() {
+        state.close();
+    }
+
+    @Override
+    public String toString() {
+        return "Handle[context 0x" + Long.toHexString(rawContext) + " id " + contextId + ", device " + device.ordinal()
+                + (ownsPrimaryContext ? ", primary" : ", borrowed") + (isClosed() ? ", closed]" : "]");
+    }
+}

@@ -1,0 +1,221 @@
+package dev.cuhandle;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * A reusable kernel launch (rule K1): arguments are written into 8-byte slots of a direct buffer
+ * whose address the native layer hands to {@code cuLaunchKernel}, so launching allocates nothing.
+ * Set the shape and arguments once, change what varies, call {@link #launch(Handle)} in the loop.
+ * Not thread-safe: use one per thread.
+ */
+public final class KernelLaunch {
+    /** The most arguments a launch takes. */
+    public static final int MAX_ARGS = 64;
+    private static final int SLOT = 8;
+    private static final ThreadLocal<KernelLaunch> PER_THREAD = new ThreadLocal<>();
+
+    private Kernel kernel;
+    private final ByteBuffer slots = ByteBuffer.allocateDirect(MAX_ARGS * SLOT + 64).order(ByteOrder.nativeOrder());
+    private final long slotsAddress;
+    private final int[] sizes = new int[MAX_ARGS];
+    private final DeviceBuffer[] buffers = new DeviceBuffer[MAX_ARGS];
+    private int argCount;
+    private int gx = 1;
+    private int gy = 1;
+    private int gz = 1;
+    private int bx = 1;
+    private int by = 1;
+    private int bz = 1;
+    private int sharedBytes;
+
+    KernelLaunch(Kernel kernel) {
+        this.kernel = kernel;
+        Native.ensureLoaded();
+        this.slotsAddress = NativeApi.directBufferAddress(slots);
+    }
+
+    /** The launch object the varargs {@link Handle#launch} path reuses on this thread. */
+    static KernelLaunch forThread(Kernel kernel) {
+        KernelLaunch l = PER_THREAD.get();
+        if (l == null) {
+            l = new KernelLaunch(kernel);
+            PER_THREAD.set(l);
+        }
+        l.kernel = kernel;
+        return l;
+    }
+
+    public KernelLaunch grid(int x, int y, int z) {
+        gx = x;
+        gy = y;
+        gz = z;
+        return this;
+    }
+
+    public KernelLaunch grid(int x) {
+        return grid(x, 1, 1);
+    }
+
+    public KernelLaunch block(int x, int y, int z) {
+        bx = x;
+        by = y;
+        bz = z;
+        return this;
+    }
+
+    public KernelLaunch block(int x) {
+        return block(x, 1, 1);
+    }
+
+    public KernelLaunch sharedBytes(int bytes) {
+        sharedBytes = bytes;
+        return this;
+    }
+
+    private int slot(int index, int size) {
+        if (index < 0 || index >= MAX_ARGS) {
+            throw new IllegalArgumentException("argument index " + index + " is outside [0, " + MAX_ARGS + ")");
+        }
+        sizes[index] = size;
+        buffers[index] = null;
+        argCount = Math.max(argCount, index + 1);
+        return index * SLOT;
+    }
+
+    public KernelLaunch arg(int index, DeviceBuffer buffer) {
+        java.util.Objects.requireNonNull(buffer, "buffer argument " + index);
+        int at = slot(index, 8);
+        buffers[index] = buffer;
+        slots.putLong(at, buffer.address());
+        return this;
+    }
+
+    /** A raw device pointer argument. */
+    public KernelLaunch argPointer(int index, long deviceAddress) {
+        slots.putLong(slot(index, 8), deviceAddress);
+        return this;
+    }
+
+    public KernelLaunch arg(int index, int value) {
+        slots.putInt(slot(index, 4), value);
+        return this;
+    }
+
+    public KernelLaunch arg(int index, long value) {
+        slots.putLong(slot(index, 8), value);
+        return this;
+    }
+
+    public KernelLaunch arg(int index, float value) {
+        slots.putFloat(slot(index, 4), value);
+        return this;
+    }
+
+    public KernelLaunch arg(int index, double value) {
+        slots.putDouble(slot(index, 8), value);
+        return this;
+    }
+
+    public KernelLaunch arg(int index, short value) {
+        slots.putShort(slot(index, 2), value);
+        return this;
+    }
+
+    public KernelLaunch arg(int index, byte value) {
+        slots.put(slot(index, 1), value);
+        return this;
+    }
+
+    /** Sets the argument count explicitly (e.g. 0 for a kernel without parameters). */
+    public KernelLaunch argCount(int count) {
+        if (count < 0 || count > MAX_ARGS) {
+            throw new IllegalArgumentException("argument count " + count + " is outside [0, " + MAX_ARGS + "]");
+        }
+        argCount = count;
+        return this;
+    }
+
+    void setArgs(Object[] args) {
+        if (args.length > MAX_ARGS) {
+            throw new IllegalArgumentException(args.length + " kernel arguments given; at most " + MAX_ARGS + " are supported");
+        }
+        argCount = 0;
+        for (int i = 0; i < args.length; i++) {
+            Object a = args[i];
+            if (a instanceof DeviceBuffer) {
+                arg(i, (DeviceBuffer) a);
+            } else if (a instanceof Integer) {
+                arg(i, (int) (Integer) a);
+            } else if (a instanceof Long) {
+                arg(i, (long) (Long) a);
+            } else if (a instanceof Float) {
+                arg(i, (float) (Float) a);
+            } else if (a instanceof Double) {
+                arg(i, (double) (Double) a);
+            } else if (a instanceof Short) {
+                arg(i, (short) (Short) a);
+            } else if (a instanceof Byte) {
+                arg(i, (byte) (Byte) a);
+            } else {
+                throw new IllegalArgumentException("kernel '" + kernel.name() + "' argument " + i + " is "
+                        + (a == null ? "null" : "a " + a.getClass().getName())
+                        + "; expected a DeviceBuffer, Integer, Long, Float, Double, Short or Byte (use argPointer for raw addresses)");
+            }
+        }
+    }
+
+    void clearBuffers() {
+        java.util.Arrays.fill(buffers, 0, argCount, null);
+    }
+
+    /** Launches on {@code handle}'s stream. */
+    public void launch(Handle handle) {
+        check(handle);
+        long lib = kernel.library().enter();
+        try {
+            long h = handle.enter();
+            try {
+                NativeApi.launch(h, kernel.raw(), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress, argCount);
+            } finally {
+                handle.exit();
+            }
+        } finally {
+            kernel.library().exit();
+        }
+    }
+
+    private void check(Handle handle) {
+        int[] expected = kernel.paramSizes();
+        if (expected != null) {
+            if (expected.length != argCount) {
+                throw new IllegalArgumentException("kernel '" + kernel.name() + "' takes " + expected.length + " parameters; " + argCount + " arguments given");
+            }
+            for (int i = 0; i < argCount; i++) {
+                if (expected[i] != sizes[i]) {
+                    throw new IllegalArgumentException("kernel '" + kernel.name() + "' parameter " + i + " is " + expected[i]
+                            + " bytes; the argument given is " + sizes[i] + " bytes");
+                }
+            }
+        }
+        for (int i = 0; i < argCount; i++) {
+            if (buffers[i] != null) {
+                buffers[i].addressFor(handle);
+            }
+        }
+        Device d = handle.device();
+        if (gx < 1 || gy < 1 || gz < 1 || gx > d.maxGridDim(0) || gy > d.maxGridDim(1) || gz > d.maxGridDim(2)) {
+            throw new IllegalArgumentException("grid (" + gx + ", " + gy + ", " + gz + ") for kernel '" + kernel.name() + "' is outside the device's limits: each >= 1 and <= ("
+                    + d.maxGridDim(0) + ", " + d.maxGridDim(1) + ", " + d.maxGridDim(2) + ")");
+        }
+        if (bx < 1 || by < 1 || bz < 1 || bx > d.maxBlockDim(0) || by > d.maxBlockDim(1) || bz > d.maxBlockDim(2)
+                || (long) bx * by * bz > d.maxThreadsPerBlock()) {
+            throw new IllegalArgumentException("block (" + bx + ", " + by + ", " + bz + ") for kernel '" + kernel.name() + "' is outside the device's limits: each >= 1, <= ("
+                    + d.maxBlockDim(0) + ", " + d.maxBlockDim(1) + ", " + d.maxBlockDim(2) + "), at most " + d.maxThreadsPerBlock() + " threads in all");
+        }
+        if (sharedBytes < 0 || sharedBytes > d.maxSharedMemoryPerBlock()) {
+            throw new IllegalArgumentException("dynamic shared memory of " + sharedBytes + " bytes for kernel '" + kernel.name()
+                    + "' is outside [0, " + d.maxSharedMemoryPerBlock() + "]");
+        }
+    }
+}

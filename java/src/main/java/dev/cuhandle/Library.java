@@ -1,0 +1,102 @@
+package dev.cuhandle;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A module loaded once per process with {@code cuLibraryLoadData} (rule H10): its kernels launch
+ * in any handle's context on any device, with no per-context module maps. {@link #close()}
+ * unloads it; kernels of a closed library throw {@link IllegalStateException}.
+ */
+public final class Library implements AutoCloseable {
+    private final NativeObject state;
+
+    private Library(long pointer) {
+        this.state = NativeObject.register(this, pointer, "Library", NativeApi::libraryUnload);
+    }
+
+    /** Loads PTX text, a cubin or a fatbin. A rejected image throws a {@link CudaException} with the JIT log. */
+    public static Library load(byte[] image) {
+        Objects.requireNonNull(image, "image");
+        Native.ensureLoaded();
+        return new Library(NativeApi.libraryLoad(image));
+    }
+
+    public static Library load(Path file) {
+        Objects.requireNonNull(file, "file");
+        try {
+            return load(Files.readAllBytes(file));
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading module image " + file, e);
+        }
+    }
+
+    /** Loads a class-path resource (e.g. {@code "/kernels/my.fatbin"}) seen from {@code anchor}'s class loader. */
+    public static Library loadResource(Class<?> anchor, String resource) {
+        Objects.requireNonNull(anchor, "anchor");
+        Objects.requireNonNull(resource, "resource");
+        try (InputStream in = anchor.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalArgumentException("class path resource " + resource + " not found (relative to " + anchor.getName() + ")");
+            }
+            return load(in.readAllBytes());
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading resource " + resource, e);
+        }
+    }
+
+    /** The kernel called {@code name}; an unknown name throws {@link IllegalArgumentException} listing the kernels. */
+    public Kernel kernel(String name) {
+        Objects.requireNonNull(name, "name");
+        long lib = state.enter();
+        try {
+            long[] info = NativeApi.kernelGet(lib, name);
+            int[] sizes = null;
+            if (info[1] >= 0) {
+                sizes = new int[(int) info[1]];
+                for (int i = 0; i < sizes.length; i++) {
+                    sizes[i] = (int) info[2 + i];
+                }
+            }
+            return new Kernel(this, name, info[0], sizes);
+        } finally {
+            state.exit();
+        }
+    }
+
+    /** Names of the kernels, or an empty list where the driver cannot enumerate them (before 12.4). */
+    public List<String> kernelNames() {
+        long lib = state.enter();
+        try {
+            String[] names = NativeApi.libraryKernelNames(lib);
+            return names == null ? Collections.emptyList() : Collections.unmodifiableList(Arrays.asList(names));
+        } finally {
+            state.exit();
+        }
+    }
+
+    long enter() {
+        return state.enter();
+    }
+
+    void exit() {
+        state.exit();
+    }
+
+    public boolean isClosed() {
+        return state.isClosed();
+    }
+
+    /** Unloads the library after launches in flight return. Idempotent. */
+    @Override
+    public void close() {
+        state.close();
+    }
+}

@@ -1,0 +1,132 @@
+package dev.cuhandle;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+
+/**
+ * {@code java -jar cuhandle.jar}: an environment report, then (with a GPU) a self-test that loads
+ * the embedded fatbin, launches a kernel from it and checks the result against the CPU. Exits 0
+ * when healthy, otherwise 1 with a one-line reason as the last line.
+ */
+public final class Main {
+    private Main() {}
+
+    public static void main(String[] args) {
+        String problem;
+        try {
+            problem = run();
+        } catch (RuntimeException e) {
+            problem = e.toString();
+        }
+        if (problem == null) {
+            System.out.println("cuhandle: healthy");
+            System.exit(0);
+        }
+        System.out.println("cuhandle: NOT HEALTHY: " + problem.replace('\n', ' '));
+        System.exit(1);
+    }
+
+    /** Prints the report and runs the self-test; returns null when healthy, else the reason. */
+    static String run() {
+        Package p = Main.class.getPackage();
+        System.out.println("cuhandle " + (p.getImplementationVersion() != null ? p.getImplementationVersion() : "(development build)") + " environment report");
+        System.out.println("  java:           " + System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vendor") + ") at " + System.getProperty("java.home"));
+        System.out.println("  os:             " + System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch") + ", " + glibc());
+        System.out.println("  native library: " + Cuda.nativeLibrarySource());
+        if (!Native.isLoaded()) {
+            return "the cuhandle native library could not be loaded (see above)";
+        }
+        try {
+            int version = Cuda.driverVersion();
+            String missing = NativeApi.missingDriverFeatures();
+            System.out.println("  driver:         " + Cuda.driverPath() + ", CUDA " + version / 1000 + "." + (version % 1000) / 10
+                    + (missing.isEmpty() ? " (all optional features present)" : " (lacks " + missing + ": those features are disabled)"));
+        } catch (CudaException e) {
+            System.out.println("  driver:         not usable: " + e.getMessage());
+            return e.getMessage();
+        }
+        int count;
+        try {
+            count = Cuda.deviceCount();
+        } catch (CudaException e) {
+            System.out.println("  devices:        none: " + e.getMessage());
+            return e.getMessage();
+        }
+        System.out.println("  devices:        " + count);
+        for (int d = 0; d < count; d++) {
+            System.out.println("    " + Cuda.device(d) + (Cuda.device(d).supportsMemoryPools() ? ", memory pools" : ""));
+        }
+        if (count == 0) {
+            return "the driver reports no CUDA device";
+        }
+        return selfTest();
+    }
+
+    /** saxpy from the embedded fatbin on device 0, checked against the CPU, with timings. */
+    static String selfTest() {
+        System.out.println("self-test on device 0:");
+        int n = 1 << 20;
+        float alpha = 2.5f;
+        Random random = new Random();
+        float[] x = new float[n];
+        float[] y = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = random.nextFloat() * 2 - 1;
+            y[i] = random.nextFloat() * 2 - 1;
+        }
+        long t0 = System.nanoTime();
+        try (Handle h = Handle.create(0)) {
+            long t1 = System.nanoTime();
+            try (Library lib = Library.load(NativeApi.builtinFatbin());
+                 DeviceBuffer dx = h.upload(x);
+                 DeviceBuffer dy = h.upload(y)) {
+                long t2 = System.nanoTime();
+                Kernel saxpy = lib.kernel("cuh_saxpy");
+                KernelLaunch launch = saxpy.newLaunch().grid(Math.max(1, h.device().multiprocessorCount() * 4)).block(256)
+                        .arg(0, (long) n).arg(1, alpha).arg(2, dx).arg(3, 1L).arg(4, dy).arg(5, 1L);
+                long t3 = System.nanoTime();
+                launch.launch(h);
+                h.synchronize();
+                long t4 = System.nanoTime();
+                float[] result = new float[n];
+                dy.download(result);
+                int bad = 0;
+                for (int i = 0; i < n; i++) {
+                    float expected = alpha * x[i] + y[i];
+                    if (Math.abs(result[i] - expected) > 1e-6f * Math.max(1f, Math.abs(expected))) {
+                        bad++;
+                    }
+                }
+                int reps = 1000;
+                long t5 = System.nanoTime();
+                for (int i = 0; i < reps; i++) {
+                    launch.launch(h);
+                }
+                h.synchronize();
+                long t6 = System.nanoTime();
+                System.out.printf("  primary context retain + handle: %.2f ms%n", (t1 - t0) / 1e6);
+                System.out.printf("  fatbin load (cuLibraryLoadData, %d KiB) + uploads: %.2f ms%n", NativeApi.builtinFatbin().length / 1024, (t2 - t1) / 1e6);
+                System.out.printf("  first launch + synchronize (no JIT: SASS for sm_%d%d is in the fatbin up to sm_90): %.3f ms%n",
+                        h.device().computeCapabilityMajor(), h.device().computeCapabilityMinor(), (t4 - t3) / 1e6);
+                System.out.printf("  saxpy n=2^20 steady state: %.2f us per launch over %d launches%n", (t6 - t5) / 1e3 / reps, reps);
+                System.out.println("  result check against the CPU: " + (bad == 0 ? "all " + n + " elements match" : bad + " of " + n + " elements WRONG"));
+                return bad == 0 ? null : "self-test saxpy produced " + bad + " wrong elements";
+            }
+        }
+    }
+
+    private static String glibc() {
+        try {
+            Process p = new ProcessBuilder("ldd", "--version").redirectErrorStream(true).start();
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                String first = r.readLine();
+                p.destroy();
+                return first == null ? "glibc unknown" : "libc: " + first.replaceAll("^ldd\\s*", "");
+            }
+        } catch (Exception e) {
+            return "glibc unknown (" + e.getMessage() + ")";
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package dev.cuhandle;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The native entry points (implemented in {@code rust/src/jni}). Pointers to native objects travel
+ * as {@code long}; each Java wrapper guarantees a pointer is used only while its object is open.
+ * Call {@link Native#ensureLoaded()} before any of these.
+ */
+final class NativeApi {
+    private NativeApi() {}
+
+    static native void configure(String driverPath, int logLevel);
+
+    static native int driverVersion();
+
+    static native String driverPath();
+
+    static native String missingDriverFeatures();
+
+    static native void initialise();
+
+    static native int deviceCount();
+
+    static native String deviceName(int device);
+
+    static native long[] deviceInfo(int device);
+
+    static native int deviceAttribute(int device, int attribute);
+
+    static native int[] stickyCodes();
+
+    static native long currentContext();
+
+    static native long[] primaryContextState(int device);
+
+    static native long handleCreateCurrent(int defaultDevice);
+
+    static native long handleCreateDevice(int device);
+
+    static native long handleWrap(long rawContext);
+
+    static native long[] handleInfo(long handle);
+
+    static native void handleDestroy(long handle);
+
+    static native void handleSynchronize(long handle);
+
+    static native void handleMakeCurrent(long handle);
+
+    static native void handleSetStream(long handle, long stream);
+
+    static native void handleResetStream(long handle);
+
+    static native long handleStream(long handle);
+
+    static native void handleValidate(long handle);
+
+    static native long bufferAllocate(long handle, long bytes);
+
+    static native long bufferWrap(long handle, long address, long bytes);
+
+    static native long bufferAddress(long buffer);
+
+    static native long bufferContextId(long buffer);
+
+    static native void bufferFree(long buffer, long handleOrZero);
+
+    static native void uploadArray(long handle, long buffer, long offset, Object array, int elementBytes, long arrayByteOffset, long bytes);
+
+    static native void downloadArray(long handle, long buffer, long offset, Object array, int elementBytes, long arrayByteOffset, long bytes);
+
+    static native void uploadDirect(long handle, long buffer, long offset, ByteBuffer direct, long directOffset, long bytes);
+
+    static native void downloadDirect(long handle, long buffer, long offset, ByteBuffer direct, long directOffset, long bytes);
+
+    static native void memset(long handle, long buffer, long offset, long bytes, int value);
+
+    static native void copy(long handle, long dst, long dstOffset, long src, long srcOffset, long bytes);
+
+    static native long directBufferAddress(ByteBuffer direct);
+
+    static native long libraryLoad(byte[] image);
+
+    static native void libraryUnload(long library);
+
+    static native long[] kernelGet(long library, String name);
+
+    static native String[] libraryKernelNames(long library);
+
+    static native int kernelAttribute(long library, long kernel, int attribute, int device);
+
+    static native void launch(long handle, long kernel, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, long slots, int argCount);
+
+    static native long eventCreate(long handle);
+
+    static native void eventRecord(long event, long handle);
+
+    static native void eventSynchronize(long event);
+
+    static native float eventElapsed(long start, long end);
+
+    static native void eventDestroy(long event);
+
+    static native byte[] builtinFatbin();
+
+    static native void blasUpdate(long handle, int elementBytes, int op, long n, double alpha, long x, long xOffset, long incx, long y, long yOffset, long incy);
+
+    static native double blasReduce(long handle, int elementBytes, int op, long n, long x, long xOffset, long incx, long y, long yOffset, long incy, long result, long resultOffset);
+}

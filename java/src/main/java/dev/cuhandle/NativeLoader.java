@@ -1,0 +1,90 @@
+package dev.cuhandle;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Loads libcuhandle: from {@code -Dcuhandle.library.path} if set, else extracted from the JAR to
+ * a uniquely named temporary file (safe with concurrent JVMs; directory from
+ * {@code -Dcuhandle.tmpdir}, default {@code java.io.tmpdir}). Every path tried is reported.
+ */
+final class NativeLoader {
+    static final String PATH_PROPERTY = "cuhandle.library.path";
+    static final String TMPDIR_PROPERTY = "cuhandle.tmpdir";
+
+    private NativeLoader() {}
+
+    /** Where the library came from, for the environment report. */
+    static final class Loaded {
+        final String source;
+
+        Loaded(String source) {
+            this.source = source;
+        }
+    }
+
+    static String platform() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        String o = os.contains("linux") ? "linux" : os.replaceAll("\\s+", "");
+        String a = (arch.equals("amd64") || arch.equals("x86_64")) ? "x86-64" : arch;
+        return o + "-" + a.replace("x86-64", "x86_64");
+    }
+
+    static String resourceName() {
+        return "/META-INF/native/" + platform() + "/libcuhandle.so";
+    }
+
+    static Loaded load() {
+        List<String> tried = new ArrayList<>();
+        String override = System.getProperty(PATH_PROPERTY);
+        if (override != null && !override.isEmpty()) {
+            Path p = Paths.get(override).toAbsolutePath();
+            try {
+                System.load(p.toString());
+                return new Loaded(p + " (from -D" + PATH_PROPERTY + ")");
+            } catch (UnsatisfiedLinkError e) {
+                tried.add(p + " (-D" + PATH_PROPERTY + "): " + e.getMessage());
+                throw failure(tried, e);
+            }
+        }
+        String resource = resourceName();
+        Path extracted = null;
+        try (InputStream in = NativeLoader.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                tried.add("class path resource " + resource + ": not found (this JAR has no native library for " + platform() + ")");
+                throw failure(tried, null);
+            }
+            String dir = System.getProperty(TMPDIR_PROPERTY, System.getProperty("java.io.tmpdir"));
+            extracted = Files.createTempFile(Paths.get(dir), "libcuhandle-", ".so");
+            Files.copy(in, extracted, StandardCopyOption.REPLACE_EXISTING);
+            System.load(extracted.toString());
+            return new Loaded(extracted + " (extracted from " + resource + ")");
+        } catch (IOException | UnsatisfiedLinkError e) {
+            tried.add((extracted != null ? extracted.toString() : resource) + ": " + e);
+            throw failure(tried, e);
+        } finally {
+            // Linux keeps the mapping after unlink: nothing is left behind, even on a crash.
+            if (extracted != null) {
+                try {
+                    Files.deleteIfExists(extracted);
+                } catch (IOException ignored) {
+                    extracted.toFile().deleteOnExit();
+                }
+            }
+        }
+    }
+
+    private static CudaException failure(List<String> tried, Throwable cause) {
+        String message = "the cuhandle native library could not be loaded; tried: " + String.join("; ", tried)
+                + ". Set -D" + PATH_PROPERTY + "=/path/to/libcuhandle.so to use another copy";
+        return new CudaException(CudaError.NOT_FOUND.code(), "loading libcuhandle", message, cause);
+    }
+}
