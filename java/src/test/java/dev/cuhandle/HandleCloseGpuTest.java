@@ -1,0 +1,345 @@
+package dev.cuhandle;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.CodeSource;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Rule H6: close is idempotent, waits for calls in flight on other threads, makes later calls
+ * throw {@link IllegalStateException}, releases the primary-context retain exactly once and never
+ * disturbs another handle on the same context; a JVM that exits with handles open exits cleanly.
+ */
+@GpuTest
+class HandleCloseGpuTest extends HandleGpuTestBase {
+    private final Random random = new Random(0x4836L);
+
+    @Test
+    void h6_closeTwice_isIdempotent() {
+        Handle h = Handle.create(0);
+        checkAddOne(h, random, 100, 1, "before close");
+        assertFalse(h.isClosed());
+        h.close();
+        assertTrue(h.isClosed());
+        assertDoesNotThrow(h::close, "H6: a second close() must do nothing");
+        assertDoesNotThrow(h::close, "H6: a third close() must do nothing");
+        assertTrue(h.isClosed());
+        assertTrue(h.toString().contains("closed"), h.toString());
+        assertEquals(0L, current());
+    }
+
+    @Test
+    void h6_callsAfterClose_throwIllegalStateException() {
+        Handle h = Handle.create(0);
+        DeviceBuffer kept = h.upload(new float[] {1, 2, 3, 4});
+        Handle other = Handle.create(0);
+        DeviceBuffer foreign = other.allocate(16);
+        try {
+            h.close();
+            List<String> wrong = new ArrayList<>();
+            expectClosed(wrong, "validate()", h::validate);
+            expectClosed(wrong, "synchronize()", h::synchronize);
+            expectClosed(wrong, "stream()", h::stream);
+            expectClosed(wrong, "setStream(0)", () -> h.setStream(0));
+            expectClosed(wrong, "resetStream()", h::resetStream);
+            expectClosed(wrong, "makeCurrent()", h::makeCurrent);
+            expectClosed(wrong, "allocate()", () -> h.allocate(16));
+            expectClosed(wrong, "upload(float[])", () -> h.upload(new float[4]));
+            expectClosed(wrong, "copyToDevice()", () -> h.copyToDevice(new float[4], 0, kept, 4));
+            expectClosed(wrong, "copyToHost()", () -> h.copyToHost(kept, new float[4], 0, 4));
+            expectClosed(wrong, "DeviceBuffer.download() of a buffer of the closed handle", () -> kept.download(new float[4]));
+            expectClosed(wrong, "memset()", () -> h.memset(kept, 0));
+            expectClosed(wrong, "copy()", () -> h.copy(kept, kept));
+            expectClosed(wrong, "launch(varargs)", () -> h.launch(emptyKernel(), Dim3.of(1), Dim3.of(1), 0));
+            expectClosed(wrong, "launch(KernelLaunch)", () -> h.launch(emptyKernel().newLaunch().argCount(0)));
+            expectClosed(wrong, "createEvent()", h::createEvent);
+            expectClosed(wrong, "wrapPointer()", () -> h.wrapPointer(kept.address(), 16));
+            if (!wrong.isEmpty()) {
+                fail("H6: calls after close must throw IllegalStateException:\n  " + String.join("\n  ", wrong));
+            }
+            assertEquals(0L, current(), "H4: failed calls leave nothing current");
+            // Other handles and their buffers are untouched.
+            checkAddOne(other, random, 256, 1, "H6: another handle on the same context after close");
+            other.memset(foreign, 0);
+            // Closing a buffer whose handle is closed frees it without an exception.
+            assertDoesNotThrow(kept::close, "H6: closing a buffer after its handle closed");
+            assertTrue(kept.isClosed());
+        } finally {
+            closeQuietly(kept);
+            closeQuietly(foreign);
+            closeQuietly(other);
+        }
+    }
+
+    private static void expectClosed(List<String> wrong, String what, Step call) {
+        try {
+            call.run();
+            wrong.add(what + " returned normally");
+        } catch (IllegalStateException expected) {
+            if (expected.getMessage() == null || !expected.getMessage().contains("closed")) {
+                wrong.add(what + " threw IllegalStateException without saying it is closed: " + expected.getMessage());
+            }
+        } catch (Throwable t) {
+            wrong.add(what + " threw " + t);
+        }
+    }
+
+    interface Step {
+        void run() throws Exception;
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void h6_closeWaitsForACallInFlightOnAnotherThread() throws Exception {
+        Handle h = Handle.create(0);
+        spin(h, 0.001); // loads the kernel and creates the stream outside the timed part
+        h.synchronize();
+
+        CountDownLatch aboutToSynchronize = new CountDownLatch(1);
+        AtomicReference<Throwable> callerFailure = new AtomicReference<>();
+        AtomicLong syncReturnedAt = new AtomicLong();
+        AtomicLong syncTookNanos = new AtomicLong();
+        Thread caller = new Thread(() -> {
+            try {
+                spin(h, 0.5);
+                aboutToSynchronize.countDown();
+                long t0 = System.nanoTime();
+                h.synchronize();
+                long t1 = System.nanoTime();
+                syncTookNanos.set(t1 - t0);
+                syncReturnedAt.set(t1);
+            } catch (Throwable t) {
+                callerFailure.set(t);
+                aboutToSynchronize.countDown();
+            }
+        }, "h6-caller");
+        caller.start();
+        assertTrue(aboutToSynchronize.await(30, TimeUnit.SECONDS), "the caller thread never got to synchronize()");
+        Thread.sleep(100); // let the caller enter synchronize(), which waits ~0.4 s more for the spin kernel
+
+        AtomicReference<Throwable> closeFailure = new AtomicReference<>();
+        AtomicLong closeReturnedAt = new AtomicLong();
+        Thread closer = new Thread(() -> {
+            try {
+                h.close();
+                closeReturnedAt.set(System.nanoTime());
+            } catch (Throwable t) {
+                closeFailure.set(t);
+            }
+        }, "h6-closer");
+        closer.start();
+
+        // As soon as close has started, new calls are refused, while the old call is still in flight.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!h.isClosed() && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertTrue(h.isClosed(), "close() should mark the handle closed at once, before waiting");
+        boolean callerStillInside = syncReturnedAt.get() == 0;
+        Throwable late = null;
+        try {
+            h.validate();
+        } catch (Throwable t) {
+            late = t;
+        }
+        assertTrue(late instanceof IllegalStateException, "H6: a call that starts after close() began must throw IllegalStateException, got " + late);
+        if (!callerStillInside) {
+            System.out.println("[h6] note: the caller's synchronize() had already returned when close() started; the in-flight window was not hit");
+        }
+
+        caller.join(30_000);
+        closer.join(30_000);
+        assertFalse(caller.isAlive(), "the caller thread is stuck");
+        assertFalse(closer.isAlive(), "close() is stuck");
+        assertNull(callerFailure.get(), () -> "H6: the call in flight must complete normally when another thread closes the handle, but it threw "
+                + callerFailure.get());
+        assertNull(closeFailure.get(), () -> "H6: close() threw " + closeFailure.get());
+        assertTrue(syncTookNanos.get() > TimeUnit.MILLISECONDS.toNanos(150),
+                "the spin kernel should have kept synchronize() busy for ~0.5 s, but it returned after " + syncTookNanos.get() / 1_000_000 + " ms");
+        assertTrue(callerStillInside, "close() started after the in-flight call had already returned; the scenario was not exercised");
+        assertTrue(syncReturnedAt.get() <= closeReturnedAt.get(), "H6: close() returned " + (syncReturnedAt.get() - closeReturnedAt.get()) / 1_000
+                + " us before the call in flight on another thread returned; it must wait for it");
+        System.out.println("[h6] synchronize() in flight took " + syncTookNanos.get() / 1_000_000 + " ms; close() returned "
+                + (closeReturnedAt.get() - syncReturnedAt.get()) / 1_000 + " us after it");
+    }
+
+    @Test
+    void h6_closingOneHandleLeavesAnotherOnTheSameContextWorking() {
+        // Two handles on the primary context.
+        Handle a = Handle.create(0);
+        Handle b = Handle.create(0);
+        try {
+            assertEquals(hex(a.rawContext()), hex(b.rawContext()));
+            assertTrue(a.stream() != b.stream(), "each handle owns its stream");
+            DeviceBuffer fromA = a.upload(randomFloats(random, 64));
+            checkAddOne(a, random, 512, 1, "handle a");
+            a.close();
+            fromA.close();
+            b.validate();
+            checkAddOne(b, random, 4096, 3, "H6: handle b on the primary context after handle a closed");
+        } finally {
+            closeQuietly(a);
+            closeQuietly(b);
+        }
+        // Two handles on a user context.
+        long user = newUserContext(0);
+        try {
+            Handle c = Handle.wrap(user);
+            Handle d = Handle.wrap(user);
+            try {
+                checkAddOne(c, random, 512, 1, "handle c");
+                c.close();
+                checkAddOne(d, random, 4096, 2, "H6: handle d on the user context after handle c closed");
+            } finally {
+                closeQuietly(c);
+                closeQuietly(d);
+            }
+            assertTrue(NativeTestApi.contextId(user) != 0, "the user context is alive after both handles closed");
+        } finally {
+            clearCurrent();
+            destroyQuietly(user);
+        }
+    }
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void h6_hundredThousandCreateCloseCycles_leaveThePrimaryContextAsItWas() {
+        long[] before = settledPrimaryState(0);
+        int cycles = 100_000;
+        long t0;
+        long[] during;
+        try (Handle keeper = Handle.create(0)) {
+            during = NativeTestApi.primaryState(0);
+            assertEquals(1L, during[1], "the keeper handle keeps the primary context active");
+            t0 = System.nanoTime();
+            for (int i = 0; i < cycles; i++) {
+                Handle h = (i % 2 == 0) ? Handle.create() : Handle.create(0);
+                if (i % 10_000 == 0) {
+                    assertTrue(h.ownsPrimaryContext());
+                    assertEquals(hex(keeper.rawContext()), hex(h.rawContext()));
+                    h.validate();
+                }
+                h.close();
+                if (i % 25_000 == 0) {
+                    try {
+                        h.validate();
+                        fail("H6: validate() after close() must throw");
+                    } catch (IllegalStateException expected) {
+                        // fine
+                    }
+                }
+            }
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            System.out.println("[h6] " + cycles + " create/close cycles: " + ms + " ms (" + (ms * 1000.0 / cycles) + " us each)");
+            assertEquals(0L, current(), "H4: create/close leave nothing current");
+            assertArrayEquals(during, NativeTestApi.primaryState(0), "H6: primary context state after the cycles (with the keeper open)");
+            checkAddOne(keeper, random, 10_000, 1, "H6: the keeper handle after " + cycles + " create/close cycles");
+        }
+        long[] after = NativeTestApi.primaryState(0);
+        assertEquals(state(before), state(after), "H6: the primary context's state after all handles closed; before the test it was " + state(before)
+                + (before[1] == 0 ? " (inactive: every retain was released exactly once iff it is inactive again)" : ""));
+    }
+
+    // ------------------------------------------------------------------ exit with handles open
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void h6_jvmExitingWithHandlesOpen_exitsCleanly_returnFromMain(@TempDir Path dir) throws Exception {
+        runChild(dir, "return");
+    }
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void h6_jvmExitingWithHandlesOpen_exitsCleanly_systemExit(@TempDir Path dir) throws Exception {
+        runChild(dir, "exit");
+    }
+
+    private static void runChild(Path dir, String mode) throws IOException, InterruptedException, URISyntaxException {
+        List<String> command = new ArrayList<>();
+        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        for (String property : new String[] {"cuhandle.library.path", "cuhandle.driver.path", "cuhandle.tmpdir"}) {
+            String value = System.getProperty(property);
+            if (value != null && !value.isEmpty()) {
+                // The child runs in another directory: pass absolute paths.
+                command.add("-D" + property + "=" + Paths.get(value).toAbsolutePath());
+            }
+        }
+        command.add("-cp");
+        command.add(childClassPath());
+        command.add(HandleExitChild.class.getName());
+        command.add(mode);
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+        Process p = pb.start();
+        byte[] bytes = p.getInputStream().readAllBytes();
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            fail("the child JVM did not exit within 120 s: " + command);
+        }
+        String output = new String(bytes, StandardCharsets.UTF_8);
+        List<String> crashFiles;
+        try (Stream<Path> files = Files.list(dir)) {
+            crashFiles = files.map(f -> f.getFileName().toString())
+                    .filter(n -> n.startsWith("hs_err_pid") || n.equals("core") || n.startsWith("core."))
+                    .collect(Collectors.toList());
+        }
+        String context = "\ncommand: " + String.join(" ", command) + "\n--- child output ---\n" + output + "--- end of child output ---";
+        assertTrue(crashFiles.isEmpty(), "H6: the child JVM left crash files " + crashFiles + " in " + dir + context);
+        assertFalse(output.contains("A fatal error has been detected"), "H6: the child JVM crashed" + context);
+        assertEquals(0, p.exitValue(), "H6: a JVM that exits with handles open must exit with status 0 (mode " + mode + ")" + context);
+        assertTrue(output.contains(HandleExitChild.READY), "the child did not get to the end of its work" + context);
+        System.out.println("[h6] child JVM (" + mode + ") exited cleanly; its last lines:\n" + tail(output, 5));
+    }
+
+    private static String tail(String output, int lines) {
+        String[] all = output.strip().split("\\R");
+        return String.join("\n", Arrays.asList(all).subList(Math.max(0, all.length - lines), all.length));
+    }
+
+    /**
+     * The class path for the child: where this test's classes and the library's classes come
+     * from, then {@code java.class.path}. Code sources matter under JUnit's console launcher
+     * ({@code --class-path}), where {@code java.class.path} holds only the launcher's JAR.
+     */
+    static String childClassPath() throws URISyntaxException {
+        Set<String> parts = new LinkedHashSet<>();
+        for (Class<?> c : new Class<?>[] {HandleExitChild.class, Handle.class, TestKernels.class}) {
+            CodeSource source = c.getProtectionDomain().getCodeSource();
+            if (source != null && source.getLocation() != null && "file".equals(source.getLocation().getProtocol())) {
+                parts.add(Paths.get(source.getLocation().toURI()).toAbsolutePath().toString());
+            }
+        }
+        for (String entry : System.getProperty("java.class.path", "").split(File.pathSeparator)) {
+            if (!entry.isEmpty()) {
+                parts.add(Paths.get(entry).toAbsolutePath().toString());
+            }
+        }
+        return String.join(File.pathSeparator, parts);
+    }
+}

@@ -1,0 +1,359 @@
+package dev.cuhandle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * Shared fixtures for the handle-contract GPU tests (rules H1-H12 of DESIGN.md): the test kernels,
+ * helpers to manage the calling thread's context stack through {@link NativeTestApi}, CPU
+ * references for the kernels and helpers to run code on fresh threads.
+ *
+ * <p>Every test starts and ends with nothing current on its thread: {@link #startClean} and
+ * {@link #endClean} pop the context stack (bounded) so that one test's leftovers never leak into
+ * the next one.
+ */
+abstract class HandleGpuTestBase {
+    /** H200 SM clock is ~1.98 GHz: 2e9 {@code clock64} cycles are about one second of spinning. */
+    static final long SPIN_CYCLES_PER_SECOND = 1_980_000_000L;
+    static final int BLOCK = 256;
+    private static final int MAX_POPS = 64;
+
+    private static Library kernels;
+
+    // ---------------------------------------------------------------- per-test hygiene
+
+    @BeforeEach
+    void startClean(TestInfo info) {
+        int popped = clearCurrent();
+        if (popped > 0) {
+            System.out.println("[handle-tests] " + info.getDisplayName() + ": popped " + popped
+                    + " context(s) left current on the test thread by an earlier test");
+        }
+    }
+
+    @AfterEach
+    void endClean(TestInfo info) {
+        int popped = clearCurrent();
+        if (popped > 0) {
+            System.out.println("[handle-tests] " + info.getDisplayName() + ": popped " + popped + " context(s) after the test");
+        }
+    }
+
+    // ---------------------------------------------------------------- context stack
+
+    /** The raw {@code CUcontext} current on this thread (0 if none). */
+    static long current() {
+        return NativeTestApi.currentContext();
+    }
+
+    /**
+     * Pops the calling thread's context stack until nothing is current ({@code cuCtxSetCurrent(NULL)}
+     * pops the top entry); returns how many entries were popped. Bounded, so a broken driver state
+     * fails loudly instead of looping.
+     */
+    static int clearCurrent() {
+        int popped = 0;
+        while (current() != 0) {
+            if (popped >= MAX_POPS) {
+                throw new AssertionError("the context stack of thread " + Thread.currentThread().getName() + " still has "
+                        + hex(current()) + " current after " + MAX_POPS + " pops");
+            }
+            NativeTestApi.setCurrent(0);
+            popped++;
+        }
+        return popped;
+    }
+
+    /** Leaves exactly {@code ctx} current (a one-entry stack), or nothing for 0. */
+    static void makeOnlyCurrent(long ctx) {
+        clearCurrent();
+        if (ctx != 0) {
+            NativeTestApi.setCurrent(ctx);
+        }
+        assertEquals(hex(ctx), hex(current()), "setting up the thread's current context");
+    }
+
+    /** A new user context ({@code cuCtxCreate}) on {@code device}; leaves nothing current. Destroy it in a finally block. */
+    static long newUserContext(int device) {
+        long ctx = NativeTestApi.createContext(device);
+        if (ctx == 0) {
+            throw new AssertionError("cuCtxCreate returned a NULL context");
+        }
+        clearCurrent();
+        return ctx;
+    }
+
+    /** Destroys a user context, never throwing (for finally blocks); reports a failure on stdout. */
+    static void destroyQuietly(long ctx) {
+        if (ctx == 0) {
+            return;
+        }
+        try {
+            NativeTestApi.destroyContext(ctx);
+        } catch (RuntimeException e) {
+            System.out.println("[handle-tests] destroying context " + hex(ctx) + " failed: " + e);
+        }
+    }
+
+    /** Closes without throwing (for finally blocks); reports a failure on stdout. */
+    static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            System.out.println("[handle-tests] closing " + c + " failed: " + e);
+        }
+    }
+
+    /**
+     * The primary context's {@code [flags, active]} after giving the cleaner a moment to release
+     * objects that earlier tests leaked, so that a comparison before/after a test is not disturbed
+     * by an unrelated release in between.
+     */
+    static long[] settledPrimaryState(int device) {
+        System.gc();
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return NativeTestApi.primaryState(device);
+    }
+
+    static String hex(long v) {
+        return "0x" + Long.toHexString(v);
+    }
+
+    static String state(long[] primaryState) {
+        return "[flags=" + primaryState[0] + ", active=" + primaryState[1] + "]";
+    }
+
+    // ---------------------------------------------------------------- kernels
+
+    /** The test kernels, loaded once per JVM (cuLibraryLoadData is context-independent, H10). */
+    static synchronized Library kernels() {
+        if (kernels == null || kernels.isClosed()) {
+            kernels = TestKernels.load();
+        }
+        return kernels;
+    }
+
+    private static final java.util.concurrent.ConcurrentHashMap<String, Kernel> KERNELS = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final java.util.concurrent.atomic.AtomicBoolean LOOKUP_BUG_REPORTED = new java.util.concurrent.atomic.AtomicBoolean();
+
+    static Kernel addOneKernel() {
+        return kernel("cuh_test_add_one");
+    }
+
+    static Kernel spinKernel() {
+        return kernel("cuh_test_spin");
+    }
+
+    static Kernel emptyKernel() {
+        return kernel("cuh_test_empty");
+    }
+
+    static Kernel faultKernel() {
+        return kernel("cuh_test_fault");
+    }
+
+    private static Kernel kernel(String name) {
+        Library lib = kernels();
+        Kernel k = KERNELS.get(name);
+        if (k == null || k.library() != lib) {
+            k = lookUp(lib, name);
+            KERNELS.put(name, k);
+        }
+        return k;
+    }
+
+    /**
+     * {@code lib.kernel(name)}; if that fails for want of a current context (a known defect:
+     * {@code cuKernelGetParamInfo} returns CUDA_ERROR_INVALID_CONTEXT with nothing current, which
+     * rule H10 does not allow; {@code HandleSeedScenariosGpuTest} asserts it separately), the
+     * lookup is repeated with the primary context current for its duration, so the other rules
+     * can still be tested. The caller's current context is restored either way.
+     */
+    static Kernel lookUp(Library lib, String name) {
+        try {
+            return lib.kernel(name);
+        } catch (CudaException e) {
+            if (e.error() != CudaError.INVALID_CONTEXT) {
+                throw e;
+            }
+            if (LOOKUP_BUG_REPORTED.compareAndSet(false, true)) {
+                System.out.println("[handle-tests] DEFECT (H10): Library.kernel(\"" + name + "\") failed with " + hex(current())
+                        + " current: " + e.getMessage() + "; looking kernels up with the primary context current instead");
+            }
+            long previous = current();
+            long primary = NativeTestApi.retainPrimary(0);
+            try {
+                NativeTestApi.setCurrent(primary); // pushes onto an empty stack, else replaces the top
+                return lib.kernel(name);
+            } finally {
+                NativeTestApi.setCurrent(previous); // pops, or puts the caller's context back on top
+                NativeTestApi.releasePrimary(0);
+            }
+        }
+    }
+
+    static Dim3 gridFor(int n) {
+        return Dim3.of(Math.max(1, Math.min(1024, (n + BLOCK - 1) / BLOCK)));
+    }
+
+    /** {@code x[i] += 1} on the device, on the handle's stream. */
+    static void addOne(Handle h, DeviceBuffer x, int n) {
+        h.launch(addOneKernel(), gridFor(n), Dim3.of(BLOCK), 0, x, n);
+    }
+
+    /** Keeps the handle's stream busy for about {@code seconds}. */
+    static void spin(Handle h, double seconds) {
+        h.launch(spinKernel(), Dim3.of(1), Dim3.of(1), 0, (long) (seconds * SPIN_CYCLES_PER_SECOND));
+    }
+
+    // ---------------------------------------------------------------- data and CPU references
+
+    static float[] randomFloats(Random random, int n) {
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = random.nextFloat() * 200f - 100f;
+        }
+        return x;
+    }
+
+    /** The CPU result of {@code times} launches of cuh_test_add_one: {@code times} float additions of 1, rounded each time. */
+    static float[] plusOnes(float[] x, int times) {
+        float[] r = x.clone();
+        for (int i = 0; i < r.length; i++) {
+            float v = r[i];
+            for (int t = 0; t < times; t++) {
+                v += 1.0f;
+            }
+            r[i] = v;
+        }
+        return r;
+    }
+
+    /** Bit-exact comparison with the first mismatch in the message. */
+    static void assertExact(float[] expected, float[] actual, String what) {
+        assertEquals(expected.length, actual.length, what + ": length");
+        int mismatches = 0;
+        int first = -1;
+        for (int i = 0; i < expected.length; i++) {
+            if (Float.floatToIntBits(expected[i]) != Float.floatToIntBits(actual[i])) {
+                if (first < 0) {
+                    first = i;
+                }
+                mismatches++;
+            }
+        }
+        if (mismatches > 0) {
+            fail(what + ": " + mismatches + " of " + expected.length + " elements differ from the CPU reference; first at index "
+                    + first + ": expected " + expected[first] + ", GPU gave " + actual[first]);
+        }
+    }
+
+    /**
+     * Uploads fresh random data with {@code h}, adds one {@code times} times on the device,
+     * downloads and compares with the CPU. The buffer is closed afterwards.
+     */
+    static void checkAddOne(Handle h, Random random, int n, int times, String what) {
+        float[] x = randomFloats(random, n);
+        try (DeviceBuffer b = h.upload(x)) {
+            for (int t = 0; t < times; t++) {
+                addOne(h, b, n);
+            }
+            float[] out = new float[n];
+            b.download(out);
+            assertExact(plusOnes(x, times), out, what);
+        }
+    }
+
+    // ---------------------------------------------------------------- threads
+
+    /** Runs {@code body} on a new thread (nothing current there) and returns its result; rethrows its failure. */
+    static <T> T onFreshThread(String name, Callable<T> body) throws Exception {
+        return onFreshThreads(name, 1, i -> body.call()).get(0);
+    }
+
+    interface IndexedTask<T> {
+        T call(int index) throws Exception;
+    }
+
+    /**
+     * Runs {@code count} copies of {@code body} on as many new threads, all started together; each
+     * thread first checks that nothing is current on it (a new thread) and at the end that it
+     * still has nothing current (H4). Fails with every thread's failure attached.
+     */
+    static <T> List<T> onFreshThreads(String name, int count, IndexedTask<T> body) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(count, r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+            List<Future<T>> futures = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                int index = i;
+                futures.add(pool.submit(() -> {
+                    long before = current();
+                    if (before != 0) {
+                        throw new AssertionError("a new thread should have no current context, but " + hex(before) + " is current");
+                    }
+                    start.await();
+                    T result = body.call(index);
+                    long after = current();
+                    if (after != 0) {
+                        throw new AssertionError("thread " + name + "#" + index + " ended with context " + hex(after)
+                                + " current; no cuhandle operation may change the caller's current context (H4)");
+                    }
+                    return result;
+                }));
+            }
+            start.countDown();
+            List<T> results = new ArrayList<>();
+            AssertionError failure = null;
+            for (int i = 0; i < count; i++) {
+                try {
+                    results.add(futures.get(i).get(120, TimeUnit.SECONDS));
+                } catch (ExecutionException e) {
+                    if (failure == null) {
+                        failure = new AssertionError(name + "#" + i + " failed: " + e.getCause(), e.getCause());
+                    } else {
+                        failure.addSuppressed(e.getCause());
+                    }
+                } catch (TimeoutException e) {
+                    AssertionError timeout = new AssertionError(name + "#" + i + " did not finish within 120 s");
+                    if (failure == null) {
+                        failure = timeout;
+                    } else {
+                        failure.addSuppressed(timeout);
+                    }
+                }
+            }
+            if (failure != null) {
+                throw failure;
+            }
+            return results;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}

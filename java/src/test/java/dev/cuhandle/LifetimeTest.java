@@ -1,0 +1,49 @@
+package dev.cuhandle;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/** H6's protocol in isolation (no GPU): close waits for calls in flight; later calls throw. */
+class LifetimeTest {
+    @Test
+    void closeWaitsForCallsInFlightAndIsIdempotent() throws Exception {
+        Lifetime life = new Lifetime();
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean callFinished = new AtomicBoolean();
+        Thread caller = new Thread(() -> {
+            life.enter("thing");
+            try {
+                inside.countDown();
+                release.await();
+                callFinished.set(true);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                life.exit();
+            }
+        });
+        caller.start();
+        assertTrue(inside.await(5, TimeUnit.SECONDS));
+        AtomicBoolean closed = new AtomicBoolean();
+        Thread closer = new Thread(() -> closed.set(life.close()));
+        closer.start();
+        closer.join(200);
+        assertTrue(closer.isAlive(), "close must wait while a call is in flight");
+        assertTrue(life.isClosed(), "new calls are refused as soon as close starts");
+        assertThrows(IllegalStateException.class, () -> life.enter("thing"));
+        release.countDown();
+        closer.join(5000);
+        assertTrue(callFinished.get() && closed.get());
+        assertFalse(life.close(), "the second close does nothing");
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> life.enter("Handle"));
+        assertTrue(e.getMessage().contains("Handle is closed"));
+        assertFalse(life.tryEnter());
+    }
+}

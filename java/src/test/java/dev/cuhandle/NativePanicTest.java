@@ -1,0 +1,20 @@
+package dev.cuhandle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class NativePanicTest {
+    @Test
+    void aPanicInNativeCodeArrivesAsAJavaExceptionAndTheJvmLivesOn() {
+        for (int i = 0; i < 3; i++) {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> NativeTestApi.panic("deliberate test panic"));
+            assertEquals(RuntimeException.class, e.getClass());
+            assertTrue(e.getMessage().contains("panicked") && e.getMessage().contains("deliberate test panic"), e.getMessage());
+        }
+        // Still alive and the native layer still answers.
+        assertTrue(NativeApi.stickyCodes().length > 0);
+    }
+}

@@ -1,0 +1,49 @@
+package dev.cuhandle;
+
+/**
+ * Test-only native entry points (implemented in rust/src/jni/testing.rs): raw contexts, primary
+ * context resets and retains, raw streams and memory, and a deliberate panic.
+ */
+public final class NativeTestApi {
+    static {
+        Native.ensureLoaded();
+    }
+
+    private NativeTestApi() {}
+
+    /** Panics in Rust; must arrive as a RuntimeException. */
+    public static native int panic(String message);
+
+    /** cuCtxCreate: the new context is pushed and current on this thread. */
+    public static native long createContext(int device);
+
+    public static native void destroyContext(long ctx);
+
+    /** cuCtxSetCurrent (0 pops). */
+    public static native void setCurrent(long ctx);
+
+    public static native long currentContext();
+
+    public static native void resetPrimary(int device);
+
+    public static native long retainPrimary(int device);
+
+    public static native void releasePrimary(int device);
+
+    public static native long contextId(long ctx);
+
+    /** A non-blocking stream in the current context. */
+    public static native long streamCreate();
+
+    public static native void streamDestroy(long stream);
+
+    /** cuMemAlloc in the current context. */
+    public static native long memAlloc(long bytes);
+
+    public static native void memFree(long ptr);
+
+    /** [flags, active] of the device's primary context. */
+    public static long[] primaryState(int device) {
+        return NativeApi.primaryContextState(device);
+    }
+}
