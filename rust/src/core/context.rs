@@ -164,8 +164,9 @@ impl Context {
         if rc == 0 {
             return Ok(());
         }
-        sticky::record(self.id, rc, operation);
-        self.driver.check(rc, operation)
+        let description = self.driver.describe(rc);
+        sticky::record(self.id, rc, &description, operation);
+        Err(Error::cuda(rc, operation, description))
     }
 }
 

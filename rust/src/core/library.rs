@@ -10,6 +10,7 @@ const CU_JIT_ERROR_LOG_BUFFER: i32 = 5;
 const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: i32 = 6;
 const CUDA_ERROR_INVALID_VALUE: i32 = 1;
 const CUDA_ERROR_NOT_FOUND: i32 = 500;
+const CUDA_ERROR_INVALID_CONTEXT: i32 = 201;
 /// No kernel has more parameters than this (the driver's limit is 4 KiB of parameters anyway).
 const MAX_PROBED_PARAMS: usize = 1024;
 
@@ -23,10 +24,31 @@ unsafe impl Send for Library {}
 // SAFETY: as above; all methods take &self and call thread-safe driver entry points.
 unsafe impl Sync for Library {}
 
+/// What the driver can tell about a kernel's parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParamSizes {
+    Known(Vec<usize>),
+    /// The driver can tell, but only with a context current.
+    NeedContext,
+    /// The driver predates `cuKernelGetParamInfo` (12.4): launches go unchecked.
+    Unsupported,
+}
+
+impl ParamSizes {
+    /// [count, sizes...], or [-1] when unsupported, or [-2] when a context is needed first.
+    pub fn encode(&self) -> Vec<i64> {
+        match self {
+            ParamSizes::Known(sizes) => std::iter::once(sizes.len() as i64).chain(sizes.iter().map(|&s| s as i64)).collect(),
+            ParamSizes::Unsupported => vec![-1],
+            ParamSizes::NeedContext => vec![-2],
+        }
+    }
+}
+
 /// A kernel of a library, with its parameter sizes where the driver can tell them (12.4+).
 pub struct KernelInfo {
     pub raw: CUkernel,
-    pub param_sizes: Option<Vec<usize>>,
+    pub param_sizes: ParamSizes,
 }
 
 impl Library {
@@ -72,24 +94,31 @@ impl Library {
             )));
         }
         self.driver.check(rc, "cuLibraryGetKernel")?;
-        Ok(KernelInfo { raw, param_sizes: self.param_sizes(raw)? })
+        // The driver answers parameter queries only with a context current; without one the
+        // sizes are probed at the first launch, where the handle's context is active.
+        let param_sizes = match self.param_sizes(raw) {
+            Err(e) if e.cuda_code() == Some(CUDA_ERROR_INVALID_CONTEXT) => ParamSizes::NeedContext,
+            other => other?,
+        };
+        Ok(KernelInfo { raw, param_sizes })
     }
 
     /// Parameter sizes by probing `cuKernelGetParamInfo` until it says the index is past the end.
-    fn param_sizes(&self, kernel: CUkernel) -> Result<Option<Vec<usize>>> {
-        let Some(get_info) = self.driver.api.cuKernelGetParamInfo else { return Ok(None) };
+    /// Needs a current context.
+    pub fn param_sizes(&self, kernel: CUkernel) -> Result<ParamSizes> {
+        let Some(get_info) = self.driver.api.cuKernelGetParamInfo else { return Ok(ParamSizes::Unsupported) };
         let mut sizes = Vec::new();
         for index in 0..MAX_PROBED_PARAMS {
             let (mut offset, mut size) = (0usize, 0usize);
             // SAFETY: out-pointers are valid locals; the kernel belongs to a loaded library.
             let rc = unsafe { get_info(kernel, index, &mut offset, &mut size) };
             if rc == CUDA_ERROR_INVALID_VALUE {
-                return Ok(Some(sizes));
+                return Ok(ParamSizes::Known(sizes));
             }
             self.driver.check(rc, "cuKernelGetParamInfo")?;
             sizes.push(size);
         }
-        Ok(Some(sizes))
+        Ok(ParamSizes::Known(sizes))
     }
 
     /// Names of all kernels, where the driver can enumerate them (12.4+).

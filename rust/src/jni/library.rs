@@ -29,7 +29,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_libraryUnload<'l>(mut env: En
     })
 }
 
-/// [raw CUkernel, parameter count or -1 when unknown, parameter sizes...]
+/// [raw CUkernel, parameter count (-1 unsupported, -2 known only with a context), sizes...]
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelGet<'l>(mut env: EnvUnowned<'l>, _c: jclass, lib: jlong, name: jstring) -> jobject {
     entry!(env, |e| {
@@ -38,14 +38,19 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelGet<'l>(mut env: EnvUno
         let name = convert::string(e.get_raw(), name)?.ok_or_else(|| Error::invalid_argument("the kernel name is null"))?;
         let kernel = library.kernel(&name)?;
         let mut values = vec![kernel.raw as i64];
-        match kernel.param_sizes {
-            Some(sizes) => {
-                values.push(sizes.len() as i64);
-                values.extend(sizes.iter().map(|&s| s as i64));
-            }
-            None => values.push(-1),
-        }
+        values.extend(kernel.param_sizes.encode());
         convert::long_array(e.get_raw(), &values)
+    })
+}
+
+/// Parameter sizes probed in the handle's context: [count, sizes...] or [-1] if unsupported.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelParamSizes<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, lib: jlong, kernel: jlong) -> jobject {
+    entry!(env, |e| {
+        // SAFETY: live handle and library pointers held by Java objects inside their calls.
+        let (handle, library) = unsafe { (raw::borrow::<Handle>(h, "handle")?, raw::borrow::<Library>(lib, "library")?) };
+        let _scope = handle.activate()?;
+        convert::long_array(e.get_raw(), &library.param_sizes(kernel as _)?.encode())
     })
 }
 

@@ -48,7 +48,9 @@ public class CudaException extends RuntimeException {
 
     /**
      * True for errors that leave the context unusable (illegal address, launch failure, ...):
-     * every later call of every handle on that context fails; other contexts are unaffected.
+     * every later call of every handle on that context fails, naming the original cause. Measured
+     * on driver 580 (H200): the driver then fails every other context of the process too, and a
+     * primary-context reset does not recover it; only a new process does.
      */
     public boolean isSticky() {
         CudaError e = error();

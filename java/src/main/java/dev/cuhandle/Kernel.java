@@ -15,13 +15,31 @@ public final class Kernel {
     private final Library library;
     private final String name;
     private final long raw;
-    private final int[] paramSizes;
+    /** Parameter sizes; null if the driver cannot tell (before 12.4) or not probed yet. */
+    private volatile int[] paramSizes;
+    /** False until the sizes were probed (they need a current context, so maybe at the first launch). */
+    private volatile boolean paramSizesKnown;
 
-    Kernel(Library library, String name, long raw, int[] paramSizes) {
+    Kernel(Library library, String name, long raw, long[] encodedSizes) {
         this.library = library;
         this.name = name;
         this.raw = raw;
-        this.paramSizes = paramSizes;
+        decode(encodedSizes);
+    }
+
+    /** [count, sizes...], [-1] (unsupported) or [-2] (needs a context): see rust/src/core/library.rs. */
+    private void decode(long[] encoded) {
+        if (encoded[0] == -2) {
+            return;
+        }
+        if (encoded[0] >= 0) {
+            int[] sizes = new int[(int) encoded[0]];
+            for (int i = 0; i < sizes.length; i++) {
+                sizes[i] = (int) encoded[1 + i];
+            }
+            paramSizes = sizes;
+        }
+        paramSizesKnown = true;
     }
 
     public String name() {
@@ -36,17 +54,26 @@ public final class Kernel {
         return raw;
     }
 
-    /** Parameter count, or -1 when the driver cannot tell (before CUDA 12.4). */
+    /**
+     * Parameter count, or -1 when unknown: the driver cannot tell (before CUDA 12.4), or the
+     * kernel was looked up with no context current and has not been launched yet.
+     */
     public int parameterCount() {
-        return paramSizes == null ? -1 : paramSizes.length;
+        int[] sizes = paramSizes;
+        return sizes == null ? -1 : sizes.length;
     }
 
-    /** Size in bytes of parameter {@code index}, or -1 when unknown. */
+    /** Size in bytes of parameter {@code index}, or -1 when unknown (see {@link #parameterCount()}). */
     public int parameterSize(int index) {
-        return paramSizes == null ? -1 : paramSizes[index];
+        int[] sizes = paramSizes;
+        return sizes == null ? -1 : sizes[index];
     }
 
-    int[] paramSizes() {
+    /** The parameter sizes for a launch on {@code handle} (which has entered its call), or null if unknowable. */
+    int[] paramSizes(long handlePointer, long libraryPointer) {
+        if (!paramSizesKnown) {
+            decode(NativeApi.kernelParamSizes(handlePointer, libraryPointer, raw));
+        }
         return paramSizes;
     }
 

@@ -171,11 +171,11 @@ public final class KernelLaunch {
 
     /** Launches on {@code handle}'s stream. */
     public void launch(Handle handle) {
-        check(handle);
         long lib = kernel.library().enter();
         try {
             long h = handle.enter();
             try {
+                check(handle, h, lib);
                 NativeApi.launch(h, kernel.raw(), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress, argCount);
             } finally {
                 handle.exit();
@@ -185,8 +185,8 @@ public final class KernelLaunch {
         }
     }
 
-    private void check(Handle handle) {
-        int[] expected = kernel.paramSizes();
+    private void check(Handle handle, long handlePointer, long libraryPointer) {
+        int[] expected = kernel.paramSizes(handlePointer, libraryPointer);
         if (expected != null) {
             if (expected.length != argCount) {
                 throw new IllegalArgumentException("kernel '" + kernel.name() + "' takes " + expected.length + " parameters; " + argCount + " arguments given");

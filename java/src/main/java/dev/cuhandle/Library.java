@@ -58,14 +58,7 @@ public final class Library implements AutoCloseable {
         long lib = state.enter();
         try {
             long[] info = NativeApi.kernelGet(lib, name);
-            int[] sizes = null;
-            if (info[1] >= 0) {
-                sizes = new int[(int) info[1]];
-                for (int i = 0; i < sizes.length; i++) {
-                    sizes[i] = (int) info[2 + i];
-                }
-            }
-            return new Kernel(this, name, info[0], sizes);
+            return new Kernel(this, name, info[0], java.util.Arrays.copyOfRange(info, 1, info.length));
         } finally {
             state.exit();
         }

@@ -86,6 +86,8 @@ final class NativeApi {
 
     static native long[] kernelGet(long library, String name);
 
+    static native long[] kernelParamSizes(long handle, long library, long kernel);
+
     static native String[] libraryKernelNames(long library);
 
     static native int kernelAttribute(long library, long kernel, int attribute, int device);
