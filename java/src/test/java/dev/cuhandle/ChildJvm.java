@@ -28,7 +28,7 @@ public final class ChildJvm {
             command.add("-D" + NativeLoader.PATH_PROPERTY + "=" + libraryPath);
         }
         command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
+        command.add(classPath());
         command.add(mainClass.getName());
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         if (workingDirectory != null) {
@@ -41,6 +41,23 @@ public final class ChildJvm {
             throw new AssertionError("child JVM did not finish in 120 s: " + command);
         }
         return new ChildJvm(p.exitValue(), new String(out, StandardCharsets.UTF_8));
+    }
+
+    /**
+     * This JVM's class path plus where cuhandle's and the tests' classes came from: under JUnit's
+     * console launcher (the GPU bundle) java.class.path holds only the launcher.
+     */
+    static String classPath() {
+        java.util.LinkedHashSet<String> entries = new java.util.LinkedHashSet<>();
+        for (Class<?> c : new Class<?>[] {Cuda.class, ChildJvm.class}) {
+            try {
+                entries.add(Paths.get(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+            } catch (java.net.URISyntaxException | NullPointerException e) {
+                // fall back to java.class.path alone
+            }
+        }
+        entries.addAll(Arrays.asList(System.getProperty("java.class.path").split(java.io.File.pathSeparator)));
+        return String.join(java.io.File.pathSeparator, entries);
     }
 
     /** The last non-empty line of the output. */

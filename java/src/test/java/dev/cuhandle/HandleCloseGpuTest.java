@@ -8,26 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.File;
-import java.io.IOException;
-import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.security.CodeSource;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -281,65 +269,11 @@ class HandleCloseGpuTest extends HandleGpuTestBase {
         runChild(dir, "exit");
     }
 
-    private static void runChild(Path dir, String mode) throws IOException, InterruptedException, URISyntaxException {
-        List<String> command = new ArrayList<>();
-        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        for (String property : new String[] {"cuhandle.library.path", "cuhandle.driver.path", "cuhandle.tmpdir"}) {
-            String value = System.getProperty(property);
-            if (value != null && !value.isEmpty()) {
-                // The child runs in another directory: pass absolute paths.
-                command.add("-D" + property + "=" + Paths.get(value).toAbsolutePath());
-            }
-        }
-        command.add("-cp");
-        command.add(childClassPath());
-        command.add(HandleExitChild.class.getName());
-        command.add(mode);
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
-        Process p = pb.start();
-        byte[] bytes = p.getInputStream().readAllBytes();
-        if (!p.waitFor(120, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            fail("the child JVM did not exit within 120 s: " + command);
-        }
-        String output = new String(bytes, StandardCharsets.UTF_8);
-        List<String> crashFiles;
-        try (Stream<Path> files = Files.list(dir)) {
-            crashFiles = files.map(f -> f.getFileName().toString())
-                    .filter(n -> n.startsWith("hs_err_pid") || n.equals("core") || n.startsWith("core."))
-                    .collect(Collectors.toList());
-        }
-        String context = "\ncommand: " + String.join(" ", command) + "\n--- child output ---\n" + output + "--- end of child output ---";
-        assertTrue(crashFiles.isEmpty(), "H6: the child JVM left crash files " + crashFiles + " in " + dir + context);
-        assertFalse(output.contains("A fatal error has been detected"), "H6: the child JVM crashed" + context);
-        assertEquals(0, p.exitValue(), "H6: a JVM that exits with handles open must exit with status 0 (mode " + mode + ")" + context);
-        assertTrue(output.contains(HandleExitChild.READY), "the child did not get to the end of its work" + context);
-        System.out.println("[h6] child JVM (" + mode + ") exited cleanly; its last lines:\n" + tail(output, 5));
-    }
-
-    private static String tail(String output, int lines) {
-        String[] all = output.strip().split("\\R");
-        return String.join("\n", Arrays.asList(all).subList(Math.max(0, all.length - lines), all.length));
-    }
-
-    /**
-     * The class path for the child: where this test's classes and the library's classes come
-     * from, then {@code java.class.path}. Code sources matter under JUnit's console launcher
-     * ({@code --class-path}), where {@code java.class.path} holds only the launcher's JAR.
-     */
-    static String childClassPath() throws URISyntaxException {
-        Set<String> parts = new LinkedHashSet<>();
-        for (Class<?> c : new Class<?>[] {HandleExitChild.class, Handle.class, TestKernels.class}) {
-            CodeSource source = c.getProtectionDomain().getCodeSource();
-            if (source != null && source.getLocation() != null && "file".equals(source.getLocation().getProtocol())) {
-                parts.add(Paths.get(source.getLocation().toURI()).toAbsolutePath().toString());
-            }
-        }
-        for (String entry : System.getProperty("java.class.path", "").split(File.pathSeparator)) {
-            if (!entry.isEmpty()) {
-                parts.add(Paths.get(entry).toAbsolutePath().toString());
-            }
-        }
-        return String.join(File.pathSeparator, parts);
+    private static void runChild(Path dir, String mode) throws Exception {
+        ChildRun run = runHandleExitChild(dir, mode);
+        run.assertNoCrash("H6: a JVM that exits with handles open (mode " + mode + ")");
+        assertEquals(0, run.exitCode, "H6: a JVM that exits with handles open must exit with status 0 (mode " + mode + ")" + run.context());
+        assertTrue(run.output.contains(HandleExitChild.READY), "the child did not get to the end of its work" + run.context());
+        System.out.println("[h6] child JVM (" + mode + ") exited cleanly; its last lines:\n" + run.tail(3));
     }
 }

@@ -356,4 +356,105 @@ abstract class HandleGpuTestBase {
             pool.shutdownNow();
         }
     }
+
+    // ---------------------------------------------------------------- child JVMs
+
+    /** What a child JVM running {@link HandleExitChild} did. */
+    static final class ChildRun {
+        final List<String> command;
+        final int exitCode;
+        final String output;
+        final List<String> crashFiles;
+
+        ChildRun(List<String> command, int exitCode, String output, List<String> crashFiles) {
+            this.command = command;
+            this.exitCode = exitCode;
+            this.output = output;
+            this.crashFiles = crashFiles;
+        }
+
+        String context() {
+            return "\ncommand: " + String.join(" ", command) + "\n--- child output ---\n" + output + "--- end of child output ---";
+        }
+
+        /** No hs_err_pid*.log or core file, no fatal-error banner. */
+        void assertNoCrash(String what) {
+            if (!crashFiles.isEmpty()) {
+                fail(what + ": the child JVM left crash files " + crashFiles + context());
+            }
+            if (output.contains("A fatal error has been detected")) {
+                fail(what + ": the child JVM crashed" + context());
+            }
+        }
+
+        List<String> linesStartingWith(String prefix) {
+            List<String> lines = new ArrayList<>();
+            for (String line : output.split("\\R")) {
+                if (line.startsWith(prefix)) {
+                    lines.add(line);
+                }
+            }
+            return lines;
+        }
+
+        String tail(int lines) {
+            String[] all = output.strip().split("\\R");
+            return String.join("\n", java.util.Arrays.asList(all).subList(Math.max(0, all.length - lines), all.length));
+        }
+    }
+
+    /**
+     * Runs {@link HandleExitChild} with {@code mode} in a fresh JVM whose working directory is
+     * {@code dir}, with this JVM's java, class path and cuhandle properties.
+     */
+    static ChildRun runHandleExitChild(java.nio.file.Path dir, String mode) throws Exception {
+        List<String> command = new ArrayList<>();
+        command.add(java.nio.file.Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        for (String property : new String[] {"cuhandle.library.path", "cuhandle.driver.path", "cuhandle.tmpdir"}) {
+            String value = System.getProperty(property);
+            if (value != null && !value.isEmpty()) {
+                // The child runs in another directory: pass absolute paths.
+                command.add("-D" + property + "=" + java.nio.file.Paths.get(value).toAbsolutePath());
+            }
+        }
+        command.add("-cp");
+        command.add(childClassPath());
+        command.add(HandleExitChild.class.getName());
+        command.add(mode);
+        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+        byte[] bytes = p.getInputStream().readAllBytes();
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            fail("the child JVM did not exit within 120 s: " + command);
+        }
+        String output = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+        List<String> crashFiles = new ArrayList<>();
+        try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(dir)) {
+            files.map(f -> f.getFileName().toString())
+                    .filter(n -> n.startsWith("hs_err_pid") || n.equals("core") || n.startsWith("core."))
+                    .forEach(crashFiles::add);
+        }
+        return new ChildRun(command, p.exitValue(), output, crashFiles);
+    }
+
+    /**
+     * The class path for a child JVM: where the test classes and the library's classes come from,
+     * then {@code java.class.path}. Code sources matter under JUnit's console launcher
+     * ({@code --class-path}), where {@code java.class.path} holds only the launcher's JAR.
+     */
+    static String childClassPath() throws java.net.URISyntaxException {
+        java.util.Set<String> parts = new java.util.LinkedHashSet<>();
+        for (Class<?> c : new Class<?>[] {HandleExitChild.class, Handle.class, TestKernels.class}) {
+            java.security.CodeSource source = c.getProtectionDomain().getCodeSource();
+            if (source != null && source.getLocation() != null && "file".equals(source.getLocation().getProtocol())) {
+                parts.add(java.nio.file.Paths.get(source.getLocation().toURI()).toAbsolutePath().toString());
+            }
+        }
+        for (String entry : System.getProperty("java.class.path", "").split(java.io.File.pathSeparator)) {
+            if (!entry.isEmpty()) {
+                parts.add(java.nio.file.Paths.get(entry).toAbsolutePath().toString());
+            }
+        }
+        return String.join(java.io.File.pathSeparator, parts);
+    }
 }

@@ -1,6 +1,5 @@
 package dev.cuhandle;
 
-import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -9,29 +8,26 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.util.ArrayList;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Rules H11 (errors carry code, name, description and operation; sticky errors poison only the
- * affected context) and H12 (availability answers without throwing), and what a sticky fault in
- * one user context does to the other contexts of the same device.
- *
- * <p>The sticky fault is provoked in a user context B of its own. Whether the driver lets other
- * contexts on the device go on is the driver's business: the test prints what it observed
- * ({@code [sticky-observation]}) and asserts only that other contexts either work correctly or fail
- * with a {@link CudaException}. It destroys B and, if the primary context is broken afterwards,
- * resets it so that later test classes in this JVM can go on.
+ * Rules H11 (errors carry code, name, description and operation; sticky errors poison the handles
+ * of the affected context) and H12 (availability answers without throwing). The sticky fault
+ * itself runs in a child JVM, because on the measured driver it breaks every context of the
+ * process (see {@link HandleExitChild}).
  */
 @GpuTest
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class HandleStickyErrorGpuTest extends HandleGpuTestBase {
-    private static final String OBSERVATION = "[sticky-observation] ";
     private final Random random = new Random(0x483BL);
 
     @Test
@@ -72,215 +68,35 @@ class HandleStickyErrorGpuTest extends HandleGpuTestBase {
         }
     }
 
+    /**
+     * The sticky fault runs in a child JVM ({@link HandleExitChild} mode {@code sticky}): measured
+     * on the H200 with driver 580, after CUDA_ERROR_ILLEGAL_ADDRESS in one user context every
+     * context of the process fails (cuCtxCreate and cuDevicePrimaryCtxRetain return 700, and
+     * cuDevicePrimaryCtxReset does not heal it), which would break every later test in this JVM.
+     * The child checks the library's guarantees (every later call of a handle on the faulting
+     * context fails with a sticky CudaException naming the original operation; other contexts work
+     * correctly or fail with a CudaException; close never throws; no crash) and reports what the
+     * driver did; this test echoes the observations and fails on any broken guarantee.
+     */
     @Test
     @Order(3)
-    void h11_stickyFaultPoisonsOnlyTheHandlesOfItsContext() {
-        Kernel fault = faultKernel();
-        long b = 0;
-        long c = 0;
-        boolean bDestroyed = false;
-        Handle hB = null;
-        Handle hB2 = null;
-        Handle hC = null;
-        Handle hP = null;
-        DeviceBuffer bufferB = null;
-        Throwable failure = null;
-        try {
-            hP = Handle.create(0);
-            c = newUserContext(0);
-            hC = Handle.wrap(c);
-            b = newUserContext(0);
-            hB = Handle.wrap(b);
-            hB2 = Handle.wrap(b);
-            checkAddOne(hP, random, 1000, 1, "primary handle before the fault");
-            checkAddOne(hC, random, 1000, 1, "context C before the fault");
-            checkAddOne(hB, random, 1000, 1, "context B before the fault");
-            bufferB = hB.upload(randomFloats(random, 256));
-            hB.synchronize();
-
-            // The fault: a store to address 16 in context B.
-            CudaException first = null;
-            try {
-                hB.launch(fault.newLaunch().grid(1).block(1).argPointer(0, 16L));
-                hB.synchronize();
-            } catch (CudaException e) {
-                first = e;
-            }
-            assertNotNull(first, "H11: a kernel that writes to address 16 must fail with a CudaException at launch or synchronize");
-            System.out.println(OBSERVATION + "the fault in context B surfaced as: " + first.getMessage() + " (operation " + first.operation() + ")");
-            assertEquals(CudaError.ILLEGAL_ADDRESS, first.error(), "H11: the fault's error: " + first.getMessage());
-            assertTrue(first.isSticky(), "H11: ILLEGAL_ADDRESS is marked sticky");
-            assertTrue(first.getMessage().contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "H11: the message names the error: " + first.getMessage());
-            assertEquals(0L, current(), "H4 holds on the error path too");
-
-            // Every later call of every handle on B fails, naming the sticky cause and the original operation.
-            assertPoisoned(hB, bufferB, first, "the faulting handle");
-            assertPoisoned(hB2, null, first, "a second handle on B created before the fault");
-            Handle late = null;
-            try {
-                late = Handle.wrap(b);
-                try {
-                    late.validate();
-                    fail("H11: a handle created on B after the sticky fault must fail on its first call");
-                } catch (CudaException e) {
-                    assertTrue(e.isSticky(), "a new handle on B reports the sticky error: " + e.getMessage());
-                    System.out.println(OBSERVATION + "a handle created on B after the fault: wrap() succeeded, its first call failed: " + e.getMessage());
-                }
-            } catch (CudaException e) {
-                System.out.println(OBSERVATION + "Handle.wrap(B) after the fault failed at once: " + e.getMessage());
-            } finally {
-                closeQuietly(late);
-            }
-
-            // Other contexts: the library must not poison them; the driver may or may not let them go on.
-            observe("another user context C (existing handle)", hC);
-            observe("the primary context (existing handle)", hP);
-            observeNewUserContext("a user context created after the fault");
-
-            // Closing everything on B succeeds; then B is destroyed.
-            DeviceBuffer bb = bufferB;
-            Handle b1 = hB;
-            Handle b2 = hB2;
-            assertDoesNotThrow(bb::close, "H11: closing a buffer of a poisoned context");
-            assertDoesNotThrow(b1::close, "H11: closing a handle of a poisoned context");
-            assertDoesNotThrow(b2::close, "H11: closing the second handle of a poisoned context");
-            try {
-                NativeTestApi.destroyContext(b);
-                System.out.println(OBSERVATION + "cuCtxDestroy(B) succeeded");
-            } catch (CudaException e) {
-                System.out.println(OBSERVATION + "cuCtxDestroy(B) failed: " + e.getMessage());
-            }
-            bDestroyed = true;
-            observe("context C after B was destroyed", hC);
-            observe("the primary context after B was destroyed", hP);
-        } catch (Throwable t) {
-            failure = t;
-            throw t;
-        } finally {
-            closeQuietly(bufferB);
-            closeQuietly(hB);
-            closeQuietly(hB2);
-            closeQuietly(hC);
-            closeQuietly(hP);
-            clearCurrent();
-            if (!bDestroyed) {
-                destroyQuietly(b);
-            }
-            destroyQuietly(c);
-            clearCurrent();
-            String problem = restorePrimaryIfBroken();
-            if (problem != null) {
-                AssertionError broken = new AssertionError(problem);
-                if (failure != null) {
-                    failure.addSuppressed(broken);
-                } else {
-                    throw broken;
-                }
-            }
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void h11_stickyFault_poisonsTheHandlesOfItsContext_othersWorkOrFailCleanly_noCrash(@TempDir Path dir) throws Exception {
+        ChildRun run = runHandleExitChild(dir, "sticky");
+        for (String line : run.linesStartingWith("[sticky-")) {
+            System.out.println(line);
         }
-    }
-
-    /** Every call of {@code h} fails with a sticky CudaException that mentions the original failing operation. */
-    private static void assertPoisoned(Handle h, DeviceBuffer buffer, CudaException first, String which) {
-        List<String> wrong = new ArrayList<>();
-        List<Object[]> calls = new ArrayList<>();
-        calls.add(new Object[] {"validate()", (Runnable) h::validate});
-        calls.add(new Object[] {"synchronize()", (Runnable) h::synchronize});
-        calls.add(new Object[] {"stream()", (Runnable) h::stream});
-        calls.add(new Object[] {"allocate(16)", (Runnable) () -> h.allocate(16).close()});
-        calls.add(new Object[] {"launch(empty)", (Runnable) () -> h.launch(emptyKernel(), Dim3.of(1), Dim3.of(1), 0)});
-        calls.add(new Object[] {"createEvent()", (Runnable) () -> h.createEvent().close()});
-        calls.add(new Object[] {"setStream(0)", (Runnable) () -> h.setStream(0)});
-        calls.add(new Object[] {"resetStream()", (Runnable) h::resetStream});
-        calls.add(new Object[] {"makeCurrent()", (Runnable) h::makeCurrent});
-        if (buffer != null) {
-            calls.add(new Object[] {"copyToHost()", (Runnable) () -> h.copyToHost(buffer, new float[4], 0, 4)});
-            calls.add(new Object[] {"memset()", (Runnable) () -> h.memset(buffer, 0)});
+        run.assertNoCrash("H11: a JVM that hit a sticky error");
+        List<String> broken = run.linesStartingWith(HandleExitChild.CHECK_FAILED);
+        if (!broken.isEmpty()) {
+            fail("H11: " + broken.size() + " guarantee(s) broken after a sticky fault:\n  " + String.join("\n  ", broken) + run.context());
         }
-        for (Object[] call : calls) {
-            String name = (String) call[0];
-            try {
-                ((Runnable) call[1]).run();
-                wrong.add(name + " returned normally");
-            } catch (CudaException e) {
-                if (!e.isSticky()) {
-                    wrong.add(name + " threw a non-sticky CudaException: " + e.getMessage());
-                } else if (e.error() != first.error()) {
-                    wrong.add(name + " reported " + e.error() + " instead of the original " + first.error() + ": " + e.getMessage());
-                } else if (!e.getMessage().contains(first.operation())) {
-                    wrong.add(name + ": the message does not mention the original operation " + first.operation() + ": " + e.getMessage());
-                }
-            } catch (Throwable t) {
-                wrong.add(name + " threw " + t + " instead of a CudaException");
-            }
-            if (current() != 0) {
-                wrong.add(name + " left context " + hex(current()) + " current");
-                clearCurrent();
-            }
-        }
-        if (!wrong.isEmpty()) {
-            fail("H11: every call of " + which + " must fail with the sticky cause:\n  " + String.join("\n  ", wrong));
-        }
-    }
-
-    /** Work on {@code h}: either correct results or a CudaException (never wrong results, never a crash). */
-    private void observe(String what, Handle h) {
-        try {
-            checkAddOne(h, random, 4096, 2, what);
-            System.out.println(OBSERVATION + what + ": launch + synchronize WORKS, results correct");
-        } catch (CudaException e) {
-            System.out.println(OBSERVATION + what + ": FAILS with " + e.error() + " (sticky=" + e.isSticky() + "): " + e.getMessage());
-        }
-        assertEquals(0L, current(), "H4 after work on " + what);
-    }
-
-    private void observeNewUserContext(String what) {
-        long d = 0;
-        try {
-            d = newUserContext(0);
-            try (Handle h = Handle.wrap(d)) {
-                observe(what, h);
-            }
-        } catch (CudaException e) {
-            System.out.println(OBSERVATION + what + ": creating it FAILS: " + e.getMessage());
-        } finally {
-            clearCurrent();
-            destroyQuietly(d);
-        }
-    }
-
-    /**
-     * If the primary context no longer works, resets it; returns null when it works (again), else
-     * what is still wrong.
-     */
-    private String restorePrimaryIfBroken() {
-        String broken = primaryProblem();
-        if (broken == null) {
-            System.out.println(OBSERVATION + "the primary context works after the test; no reset needed");
-            return null;
-        }
-        System.out.println(OBSERVATION + "the primary context is broken after the sticky fault (" + broken + "); resetting it");
-        try {
-            NativeTestApi.resetPrimary(0);
-        } catch (RuntimeException e) {
-            return "cuDevicePrimaryCtxReset failed: " + e;
-        }
-        String still = primaryProblem();
-        if (still != null) {
-            return "the primary context still fails after cuDevicePrimaryCtxReset: " + still + "; later GPU tests in this JVM will fail too";
-        }
-        System.out.println(OBSERVATION + "after cuDevicePrimaryCtxReset the primary context works again");
-        return null;
-    }
-
-    private String primaryProblem() {
+        assertTrue(run.output.contains(HandleExitChild.STICKY_DONE), "the sticky scenario did not run to its end" + run.context());
+        assertEquals(0, run.exitCode, "the child JVM's exit status" + run.context());
+        assertEquals(0L, current(), "this JVM is untouched");
+        // This JVM's contexts are unaffected by the other process's fault.
         try (Handle h = Handle.create(0)) {
-            checkAddOne(h, random, 1000, 1, "primary health check");
-            return null;
-        } catch (CudaException | AssertionError e) {
-            return e.toString();
-        } finally {
-            clearCurrent();
+            checkAddOne(h, random, 1000, 1, "this JVM's primary context after another process hit a sticky error");
         }
     }
 }
