@@ -17,6 +17,10 @@ const MAX_PROBED_PARAMS: usize = 1024;
 pub struct Library {
     raw: CUlibrary,
     driver: &'static Driver,
+    /// The JIT error log buffer handed to the driver. With lazy module loading (the default) the
+    /// driver compiles a kernel at its first lookup and may write the log then, so the buffer
+    /// lives as long as the library; lookup errors quote it.
+    jit_log: Box<[u8]>,
 }
 
 // SAFETY: a CUlibrary is a process-wide, context-independent handle usable from any thread.
@@ -51,12 +55,19 @@ pub struct KernelInfo {
     pub param_sizes: ParamSizes,
 }
 
+/// "; JIT log: ..." from a NUL-terminated log buffer, or "" when empty.
+fn jit_log_text(log: &[u8]) -> String {
+    let end = log.iter().position(|&c| c == 0).unwrap_or(log.len());
+    let text = String::from_utf8_lossy(&log[..end]).trim().to_string();
+    if text.is_empty() { String::new() } else { format!("; JIT log: {text}") }
+}
+
 impl Library {
     /// Loads PTX, a cubin or a fatbin. A rejected image gives the JIT's error log in the message.
     pub fn load(bytes: &[u8]) -> Result<Library> {
         let driver = driver::initialised()?;
         let image = image::check(bytes)?;
-        let mut log = vec![0u8; 16 * 1024];
+        let mut log = vec![0u8; 16 * 1024].into_boxed_slice();
         let mut options = [CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
         let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
         let mut raw = std::ptr::null_mut();
@@ -66,12 +77,10 @@ impl Library {
             (driver.api.cuLibraryLoadData)(&mut raw, image.as_ptr(), options.as_mut_ptr(), values.as_mut_ptr(), 2, std::ptr::null_mut(), std::ptr::null_mut(), 0)
         };
         if rc != 0 {
-            let end = log.iter().position(|&c| c == 0).unwrap_or(log.len());
-            let text = String::from_utf8_lossy(&log[..end]).trim().to_string();
-            let detail = if text.is_empty() { String::new() } else { format!("; JIT log: {text}") };
+            let detail = jit_log_text(&log);
             return Err(Error::cuda(rc, "cuLibraryLoadData", format!("{} (a {:?} image of {} bytes){detail}", driver.describe(rc), image.kind, bytes.len())));
         }
-        Ok(Library { raw, driver })
+        Ok(Library { raw, driver, jit_log: log })
     }
 
     pub fn raw(&self) -> CUlibrary {
@@ -93,7 +102,10 @@ impl Library {
                 "no kernel named '{name}' in this library (kernels must be extern \"C\" or named by their mangled name){known}"
             )));
         }
-        self.driver.check(rc, "cuLibraryGetKernel")?;
+        if rc != 0 {
+            // Lazy loading defers JIT compilation (and its errors) to the first lookup.
+            return Err(Error::cuda(rc, "cuLibraryGetKernel", format!("{} (kernel '{name}'){}", self.driver.describe(rc), jit_log_text(&self.jit_log))));
+        }
         // The driver answers parameter queries only with a context current; without one the
         // sizes are probed at the first launch, where the handle's context is active.
         let param_sizes = match self.param_sizes(raw) {

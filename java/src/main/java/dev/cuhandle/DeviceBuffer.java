@@ -156,6 +156,21 @@ public final class DeviceBuffer implements AutoCloseable {
         owner.copyToDevice(src, 0, this, src.length);
     }
 
+    public void upload(int[] src) {
+        java.util.Objects.requireNonNull(src, "src");
+        owner.copyToDevice(src, 0, this, src.length);
+    }
+
+    public void upload(long[] src) {
+        java.util.Objects.requireNonNull(src, "src");
+        owner.copyToDevice(src, 0, this, src.length);
+    }
+
+    public void upload(byte[] src) {
+        java.util.Objects.requireNonNull(src, "src");
+        owner.copyToDevice(src, 0, this, src.length);
+    }
+
     /** Frees the memory (a view or wrapped pointer frees nothing). Idempotent. */
     @Override
     public void close() {

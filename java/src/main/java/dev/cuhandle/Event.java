@@ -40,6 +40,9 @@ public final class Event implements AutoCloseable {
 
     /** Milliseconds between {@code start} and this event (both recorded and complete). */
     public float elapsedSince(Event start) {
+        if (start.contextId != contextId) {
+            throw new IllegalArgumentException("the start event belongs to context id " + start.contextId + ", this event to " + contextId);
+        }
         long e = state.enter();
         try {
             long s = start.state.enter();

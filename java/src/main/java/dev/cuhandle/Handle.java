@@ -333,6 +333,10 @@ public final class Handle implements AutoCloseable {
 
     /** Sets every byte of {@code buffer} to {@code value}, in stream order. */
     public void memset(DeviceBuffer buffer, int value) {
+        Objects.requireNonNull(buffer, "buffer");
+        if (value < 0 || value > 255) {
+            throw new IllegalArgumentException("memset value " + value + " is not a byte; expected 0..255");
+        }
         long h = enter();
         try {
             long b = buffer.enterFor(this);
@@ -375,8 +379,8 @@ public final class Handle implements AutoCloseable {
     public void launch(Kernel kernel, Dim3 grid, Dim3 block, int sharedBytes, Object... args) {
         KernelLaunch launch = KernelLaunch.forThread(kernel);
         launch.grid(grid.x, grid.y, grid.z).block(block.x, block.y, block.z).sharedBytes(sharedBytes);
-        launch.setArgs(args);
         try {
+            launch.setArgs(args);
             launch.launch(this);
         } finally {
             launch.clearBuffers();

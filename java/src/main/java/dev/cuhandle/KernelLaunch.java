@@ -84,7 +84,9 @@ public final class KernelLaunch {
     }
 
     public KernelLaunch arg(int index, DeviceBuffer buffer) {
-        java.util.Objects.requireNonNull(buffer, "buffer argument " + index);
+        if (buffer == null) { // no message built on the hot path
+            throw new NullPointerException("buffer argument is null");
+        }
         int at = slot(index, 8);
         buffers[index] = buffer;
         slots.putLong(at, buffer.address());

@@ -55,6 +55,9 @@ public final class Library implements AutoCloseable {
     /** The kernel called {@code name}; an unknown name throws {@link IllegalArgumentException} listing the kernels. */
     public Kernel kernel(String name) {
         Objects.requireNonNull(name, "name");
+        if (name.isEmpty() || name.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("kernel name " + (name.isEmpty() ? "is empty" : "contains a NUL character") + "; expected a kernel's (extern \"C\" or mangled) name");
+        }
         long lib = state.enter();
         try {
             long[] info = NativeApi.kernelGet(lib, name);
