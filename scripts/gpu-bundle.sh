@@ -11,7 +11,8 @@ mvn -B -ntp -q package -DskipTests
 rm -rf "$out"
 mkdir -p "$out/app" "$out/lib" "$out/bench"
 cp java/target/cuhandle-0.1.0-SNAPSHOT.jar "$out/app/cuhandle.jar"
-cp java/target/cuhandle-0.1.0-SNAPSHOT-tests.jar "$out/app/cuhandle-tests.jar"
+# Test classes as a folder: the console launcher's class-path scan finds tests in folders.
+cp -r java/target/test-classes "$out/app/test-classes"
 # Test-scope libraries other than JUnit (the console launcher brings JUnit itself).
 mvn -B -ntp -q -f java/pom.xml dependency:copy-dependencies -DincludeScope=test -DexcludeGroupIds=org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian -DoutputDirectory="$out/lib"
 mvn -B -ntp -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1 -DoutputDirectory="$out/lib"
@@ -22,15 +23,15 @@ cp tests/bench/run-all.sh "$out/run-all"
 [ -f ../shared/anchors/anchors.cu ] && cp ../shared/anchors/anchors.cu "$out/bench/"
 jlink="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}/bin/jlink"
 "$jlink" --add-modules java.base,java.logging,java.management,jdk.management,jdk.unsupported,java.xml \
-  --strip-debug --no-man-pages --no-header-files --output "$out/jre"
+  --strip-debug --no-man-pages --no-header-files --compress=2 --output "$out/jre"
 cat > "$out/run-tests" <<'RUN'
 #!/bin/sh
 # The GPU test suite; GPU tests fail (not skip) without a GPU. Extra arguments go to the JVM.
 here=$(cd "$(dirname "$0")" && pwd)
-cp="$here/app/cuhandle.jar:$here/app/cuhandle-tests.jar"
+cp="$here/app/cuhandle.jar:$here/app/test-classes"
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
 exec "$here/jre/bin/java" -Dcuhandle.requireGpu=true "$@" -jar "$here/junit-console.jar" execute \
-  --class-path "$cp" --scan-class-path --disable-banner --details=tree --details-theme=ascii
+  --class-path "$cp" --scan-class-path "$here/app/test-classes" --disable-banner --details=tree --details-theme=ascii
 RUN
 cat > "$out/run-main" <<'RUN'
 #!/bin/sh
@@ -43,7 +44,7 @@ cat > "$out/run-class" <<'RUN'
 # Runs a main class from the test JAR (benchmarks): run-class dev.cuhandle.SomeBenchmark args...
 here=$(cd "$(dirname "$0")" && pwd)
 cls=$1; shift
-cp="$here/app/cuhandle.jar:$here/app/cuhandle-tests.jar"
+cp="$here/app/cuhandle.jar:$here/app/test-classes"
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
 exec "$here/jre/bin/java" -cp "$cp" "$cls" "$@"
 RUN

@@ -23,7 +23,7 @@ def load(path):
     with open(path) as f:
         for line in f:
             parts = line.strip().split(",")
-            if len(parts) == 6 and not line.startswith("#"):
+            if len(parts) == 6 and parts[2].isdigit():
                 impl, op, n, nbytes, ms, gbps = parts
                 rows[op] = {"impl": impl, "n": int(n), "bytes": int(nbytes), "ms": float(ms), "gbps": float(gbps)}
     return rows

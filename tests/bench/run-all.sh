@@ -11,19 +11,19 @@ mkdir -p "$out"
 nvidia-smi -L 2>&1 | tee "$out/main.log"
 "$here/run-main" >>"$out/main.log" 2>&1; echo "run-main exit $?" >>"$out/main.log"
 if [ "$what" != bench ]; then
-  "$here/run-tests" >"$out/tests.log" 2>&1; echo "run-tests exit $?" >>"$out/tests.log"
+  timeout "${TESTS_TIMEOUT:-300}" "$here/run-tests" >"$out/tests.log" 2>&1; echo "run-tests exit $?" >>"$out/tests.log"
   grep -E "tests (successful|failed|skipped|aborted)|containers failed|\[X\]|run-tests exit" "$out/tests.log"
 fi
 if [ "$what" != tests ]; then
   cd "$here/bench" || exit 1
   nvcc -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 anchors.cu -o anchors -lcuda -lcublas 2>&1 | tail -3
   nvcc -O2 -std=c++17 -arch=sm_90 cublas_l1.cu -o cublas_l1 -lcublas 2>&1 | tail -3
-  ./anchors >"$out/anchors.txt" 2>&1
-  ./cublas_l1 >"$out/cublas.csv" 2>&1
+  timeout 120 ./anchors >"$out/anchors.txt" 2>&1
+  timeout 120 ./cublas_l1 >"$out/cublas.csv" 2>&1
   {
-    "$here/run-class" dev.cuhandle.bench.HandleBenchmark
-    "$here/run-class" dev.cuhandle.LaunchBenchmark
-    "$here/run-class" dev.cuhandle.bench.BlasBenchmark
+    timeout 90 "$here/run-class" dev.cuhandle.bench.HandleBenchmark
+    timeout 60 "$here/run-class" dev.cuhandle.LaunchBenchmark
+    timeout 120 "$here/run-class" dev.cuhandle.bench.BlasBenchmark
   } >"$out/cuhandle.csv" 2>&1
   python3 "$here/bench/report.py" "$out/cuhandle.csv" "$out/cublas.csv" "$out/blas-report.csv" "$out/blas.png" >"$out/report.txt" 2>&1
   cat "$out/report.txt"

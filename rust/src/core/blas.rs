@@ -49,11 +49,13 @@ impl Precision {
     }
 }
 
-/// A vector argument: device memory, a byte offset into it, and an increment in elements.
+/// A vector argument: device memory, the byte range of it the caller may use (a slice), and an
+/// increment in elements.
 #[derive(Clone, Copy)]
 pub struct Vector<'a> {
     pub memory: &'a DeviceMemory,
     pub offset: usize,
+    pub len: usize,
     pub inc: i64,
 }
 
@@ -135,7 +137,7 @@ fn address(v: &Vector, n: i64, p: Precision, name: &str, handle: &Handle) -> Res
     }
     let elements = span(n, v.inc).ok_or_else(|| Error::invalid_argument(format!("n={n} with inc{name}={} overflows", v.inc)))?;
     let bytes = elements.checked_mul(p.bytes() as u64).and_then(|b| usize::try_from(b).ok());
-    let available = v.memory.bytes().saturating_sub(v.offset);
+    let available = v.len.min(v.memory.bytes().saturating_sub(v.offset));
     match bytes {
         Some(b) if b <= available => v.memory.check_range(v.offset, b),
         _ => Err(Error::invalid_argument(format!(
@@ -242,8 +244,9 @@ pub fn copy_or_swap(handle: &Handle, p: Precision, swap: bool, n: i64, x: Vector
 pub enum ResultTarget<'a> {
     /// Read back to the host (waits).
     Host,
-    /// Written to device memory at a byte offset, in stream order (no wait).
-    Device(&'a DeviceMemory, usize),
+    /// Written to device memory at a byte offset (of a slice of this many bytes), in stream
+    /// order (no wait).
+    Device(&'a DeviceMemory, usize, usize),
 }
 
 /// dot, nrm2, asum or iamax. Returns the value for `ResultTarget::Host` (iamax as a 1-based
@@ -252,9 +255,12 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
     debug_assert!(op.is_reduction());
     let result_bytes = if op == Op::Iamax { 8 } else { p.bytes() };
     let device_target = match &target {
-        ResultTarget::Device(memory, offset) => {
+        ResultTarget::Device(memory, offset, len) => {
             if memory.context().id() != handle.context().id() {
                 return Err(Error::invalid_argument("the result buffer belongs to another context than the handle"));
+            }
+            if *len < result_bytes {
+                return Err(Error::invalid_argument(format!("the result buffer holds {len} bytes; the result needs {result_bytes}")));
             }
             Some(memory.check_range(*offset, result_bytes)?)
         }
@@ -270,7 +276,7 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
     let stream = handle.stream()?;
     if empty {
         // BLAS defines the result as 0; a device target still receives it, in stream order.
-        if let (Some(_), ResultTarget::Device(memory, offset)) = (device_target, &target) {
+        if let (Some(_), ResultTarget::Device(memory, offset, _)) = (device_target, &target) {
             memory.memset(*offset, result_bytes, 0, stream)?;
         }
         return Ok(0.0);

@@ -32,11 +32,12 @@ use jni::sys::{jdouble, jint, jlong};
 
 /// # Safety
 /// `b` is a live buffer pointer held by a Java DeviceBuffer that entered its call.
-unsafe fn vector<'a>(b: jlong, offset: jlong, inc: jlong, name: &str) -> JniResult<Vector<'a>> {
+unsafe fn vector<'a>(b: jlong, offset: jlong, len: jlong, inc: jlong, name: &str) -> JniResult<Vector<'a>> {
     // SAFETY: caller's contract.
     let memory = unsafe { raw::borrow::<DeviceMemory>(b, name)? };
     let offset = usize::try_from(offset).map_err(|_| crate::core::error::Error::invalid_argument(format!("{name} offset {offset} is negative")))?;
-    Ok(Vector { memory, offset, inc })
+    let len = usize::try_from(len).map_err(|_| crate::core::error::Error::invalid_argument(format!("{name} length {len} is negative")))?;
+    Ok(Vector { memory, offset, len, inc })
 }
 
 /// # Safety
@@ -50,18 +51,18 @@ unsafe fn handle<'a>(h: jlong) -> JniResult<&'a Handle> {
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_blasUpdate<'l>(
     mut env: EnvUnowned<'l>, _c: jclass, h: jlong, element_bytes: jint, op: jint, n: jlong, alpha: jdouble,
-    x: jlong, x_offset: jlong, incx: jlong, y: jlong, y_offset: jlong, incy: jlong,
+    x: jlong, x_offset: jlong, x_len: jlong, incx: jlong, y: jlong, y_offset: jlong, y_len: jlong, incy: jlong,
 ) {
     entry!(env, |_e| {
         let p = Precision::from_code(element_bytes)?;
         // SAFETY: pointers held by Java objects inside their calls (Blas.java).
-        let (h, xv) = unsafe { (handle(h)?, vector(x, x_offset, incx, "x")?) };
+        let (h, xv) = unsafe { (handle(h)?, vector(x, x_offset, x_len, incx, "x")?) };
         match op {
             0 => blas::scal(h, p, n, alpha, xv)?,
             // SAFETY: as above.
-            1 => blas::axpy(h, p, n, alpha, xv, unsafe { vector(y, y_offset, incy, "y")? })?,
+            1 => blas::axpy(h, p, n, alpha, xv, unsafe { vector(y, y_offset, y_len, incy, "y")? })?,
             // SAFETY: as above.
-            2 | 3 => blas::copy_or_swap(h, p, op == 3, n, xv, unsafe { vector(y, y_offset, incy, "y")? })?,
+            2 | 3 => blas::copy_or_swap(h, p, op == 3, n, xv, unsafe { vector(y, y_offset, y_len, incy, "y")? })?,
             other => return Err(crate::core::error::Error::invalid_argument(format!("unknown BLAS update {other}")).into()),
         }
         Ok(())
@@ -73,7 +74,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_blasUpdate<'l>(
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_blasReduce<'l>(
     mut env: EnvUnowned<'l>, _c: jclass, h: jlong, element_bytes: jint, op: jint, n: jlong,
-    x: jlong, x_offset: jlong, incx: jlong, y: jlong, y_offset: jlong, incy: jlong, result: jlong, result_offset: jlong,
+    x: jlong, x_offset: jlong, x_len: jlong, incx: jlong, y: jlong, y_offset: jlong, y_len: jlong, incy: jlong,
+    result: jlong, result_offset: jlong, result_len: jlong,
 ) -> jdouble {
     entry!(env, |_e| {
         let p = Precision::from_code(element_bytes)?;
@@ -85,16 +87,16 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_blasReduce<'l>(
             other => return Err(crate::core::error::Error::invalid_argument(format!("unknown BLAS reduction {other}")).into()),
         };
         // SAFETY: pointers held by Java objects inside their calls (Blas.java).
-        let (h, xv) = unsafe { (handle(h)?, vector(x, x_offset, incx, "x")?) };
+        let (h, xv) = unsafe { (handle(h)?, vector(x, x_offset, x_len, incx, "x")?) };
         // SAFETY: as above.
-        let yv = if op == Op::Dot { Some(unsafe { vector(y, y_offset, incy, "y")? }) } else { None };
+        let yv = if op == Op::Dot { Some(unsafe { vector(y, y_offset, y_len, incy, "y")? }) } else { None };
         let target = if result == 0 {
             ResultTarget::Host
         } else {
             // SAFETY: as above.
             let memory = unsafe { raw::borrow::<DeviceMemory>(result, "result buffer")? };
             let offset = usize::try_from(result_offset).map_err(|_| crate::core::error::Error::invalid_argument("negative result offset"))?;
-            ResultTarget::Device(memory, offset)
+            ResultTarget::Device(memory, offset, usize::try_from(result_len).unwrap_or(0))
         };
         Ok(blas::reduce(h, p, op, n, xv, yv, target)?)
     })

@@ -16,6 +16,12 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_panic<'l>(mut env: EnvUno
     })
 }
 
+/// Does nothing: the cost of a bare JNI call through `entry!`, for the handle benchmark.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_noop<'l>(mut env: EnvUnowned<'l>, _c: jclass, value: jlong) -> jlong {
+    entry!(env, |_e| Ok(value))
+}
+
 /// cuCtxCreate on `device`; the new context is left current, as the driver does.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeTestApi_createContext<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) -> jlong {

@@ -147,7 +147,8 @@ public final class Blas {
             try {
                 long yp = y == null ? 0 : y.enterFor(h);
                 try {
-                    NativeApi.blasUpdate(hp, es, op, n, alpha, xp, x.byteOffset(), incx, yp, y == null ? 0 : y.byteOffset(), incy);
+                    NativeApi.blasUpdate(hp, es, op, n, alpha, xp, x.byteOffset(), x.byteLength(), incx,
+                            yp, y == null ? 0 : y.byteOffset(), y == null ? 0 : y.byteLength(), incy);
                 } finally {
                     if (y != null) {
                         y.exit();
@@ -175,8 +176,9 @@ public final class Blas {
                 try {
                     long rp = result == null ? 0 : result.enterFor(h);
                     try {
-                        return NativeApi.blasReduce(hp, es, op, n, xp, x.byteOffset(), incx, yp, y == null ? 0 : y.byteOffset(), incy,
-                                rp, result == null ? 0 : result.byteOffset());
+                        return NativeApi.blasReduce(hp, es, op, n, xp, x.byteOffset(), x.byteLength(), incx,
+                                yp, y == null ? 0 : y.byteOffset(), y == null ? 0 : y.byteLength(), incy,
+                                rp, result == null ? 0 : result.byteOffset(), result == null ? 0 : result.byteLength());
                     } finally {
                         if (result != null) {
                             result.exit();

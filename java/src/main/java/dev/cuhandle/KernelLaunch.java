@@ -85,7 +85,7 @@ public final class KernelLaunch {
 
     public KernelLaunch arg(int index, DeviceBuffer buffer) {
         if (buffer == null) { // no message built on the hot path
-            throw new NullPointerException("buffer argument is null");
+            throw new NullPointerException("buffer argument " + index + " is null");
         }
         int at = slot(index, 8);
         buffers[index] = buffer;

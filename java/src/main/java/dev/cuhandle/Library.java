@@ -56,7 +56,8 @@ public final class Library implements AutoCloseable {
     public Kernel kernel(String name) {
         Objects.requireNonNull(name, "name");
         if (name.isEmpty() || name.indexOf('\0') >= 0) {
-            throw new IllegalArgumentException("kernel name " + (name.isEmpty() ? "is empty" : "contains a NUL character") + "; expected a kernel's (extern \"C\" or mangled) name");
+            throw new IllegalArgumentException("kernel name '" + name.replace("\0", "\\0") + "' " + (name.isEmpty() ? "is empty" : "contains a NUL character")
+                    + "; expected a kernel's (extern \"C\" or mangled) name");
         }
         long lib = state.enter();
         try {

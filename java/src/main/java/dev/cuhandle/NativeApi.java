@@ -106,7 +106,9 @@ final class NativeApi {
 
     static native byte[] builtinFatbin();
 
-    static native void blasUpdate(long handle, int elementBytes, int op, long n, double alpha, long x, long xOffset, long incx, long y, long yOffset, long incy);
+    static native void blasUpdate(long handle, int elementBytes, int op, long n, double alpha,
+            long x, long xOffset, long xLength, long incx, long y, long yOffset, long yLength, long incy);
 
-    static native double blasReduce(long handle, int elementBytes, int op, long n, long x, long xOffset, long incx, long y, long yOffset, long incy, long result, long resultOffset);
+    static native double blasReduce(long handle, int elementBytes, int op, long n, long x, long xOffset, long xLength, long incx,
+            long y, long yOffset, long yLength, long incy, long result, long resultOffset, long resultLength);
 }

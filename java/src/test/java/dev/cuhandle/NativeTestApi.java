@@ -11,6 +11,9 @@ public final class NativeTestApi {
 
     private NativeTestApi() {}
 
+    /** Returns its argument: a bare JNI call, the baseline of the handle benchmark. */
+    public static native long noop(long value);
+
     /** Panics in Rust; must arrive as a RuntimeException. */
     public static native int panic(String message);
 

@@ -90,6 +90,21 @@ public final class BlasBenchmark {
         System.out.printf("cuhandle,%s,%d,%d,%.5f,%.1f%n", op, n, bytes, median, bytes / (median * 1e6));
     }
 
+    /** Median µs per call of {@code body} over 5 runs of {@code calls} async calls and one wait. */
+    private static double perCall(Handle h, int calls, Op body) {
+        double[] us = new double[5];
+        for (int run = 0; run < us.length; run++) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < calls; i++) {
+                body.run();
+            }
+            h.synchronize();
+            us[run] = (System.nanoTime() - t0) / 1e3 / calls;
+        }
+        Arrays.sort(us);
+        return us[us.length / 2];
+    }
+
     /** saxpy n=1 per call (async, then one wait) and sdot n=1000 with the result on the host. */
     private static void latency(Handle h) {
         int calls = 100_000;
@@ -105,6 +120,10 @@ public final class BlasBenchmark {
             }
             Arrays.sort(us);
             System.out.printf("cuhandle,saxpy1_latency,1,0,%.3f,0%n", us[us.length / 2]);
+            // The same op as cuBLAS's figure, and with the context already current (no switch).
+            System.out.printf("cuhandle,sscal1_latency,1,0,%.3f,0%n", perCall(h, calls, () -> Blas.sscal(h, 1, 2f, x, 1)));
+            h.makeCurrent();
+            System.out.printf("cuhandle,saxpy1_latency_context_current,1,0,%.3f,0%n", perCall(h, calls, () -> Blas.saxpy(h, 1, 2f, x, 1, y, 1)));
             int dots = 20_000;
             for (int run = 0; run < us.length; run++) {
                 long t0 = System.nanoTime();

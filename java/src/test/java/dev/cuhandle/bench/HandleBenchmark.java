@@ -45,15 +45,19 @@ public final class HandleBenchmark {
             double createClose = nsPerCall(10_000, () -> Handle.create(0).close(), null);
             System.out.printf("cuhandle,handle_create_close_us,10000,0,%.3f,0%n", createClose / 1e3);
 
-            // A call that does only the context work: validate (cuCtxGetId) inside enter/exit.
-            double validateNoneCurrent = nsPerCall(1_000_000, keepAlive::validate, null);
+            // Handle.stream() does only the handle protocol: enter/exit, JNI, context validation
+            // (cuCtxGetId) and activation, then reads an atomic. The bare call is a JNI no-op.
+            double bare = nsPerCall(1_000_000, () -> NativeTestApi.noop(1), null);
+            double noneCurrent = nsPerCall(1_000_000, keepAlive::stream, null);
             keepAlive.makeCurrent();
-            double validateCurrent = nsPerCall(1_000_000, keepAlive::validate, null);
+            double alreadyCurrent = nsPerCall(1_000_000, keepAlive::stream, null);
             long user = NativeTestApi.createContext(0); // another context current: switch + restore
-            double validateOtherCurrent = nsPerCall(1_000_000, keepAlive::validate, null);
-            System.out.printf("cuhandle,call_ns_context_already_current,1000000,0,%.1f,0%n", validateCurrent);
-            System.out.printf("cuhandle,call_ns_no_context_current,1000000,0,%.1f,0%n", validateNoneCurrent);
-            System.out.printf("cuhandle,call_ns_other_context_current,1000000,0,%.1f,0%n", validateOtherCurrent);
+            double otherCurrent = nsPerCall(1_000_000, keepAlive::stream, null);
+            System.out.printf("cuhandle,bare_jni_call_ns,1000000,0,%.1f,0%n", bare);
+            System.out.printf("cuhandle,handle_call_ns_context_already_current,1000000,0,%.1f,0%n", alreadyCurrent);
+            System.out.printf("cuhandle,handle_call_ns_no_context_current,1000000,0,%.1f,0%n", noneCurrent);
+            System.out.printf("cuhandle,handle_call_ns_other_context_current,1000000,0,%.1f,0%n", otherCurrent);
+            System.out.printf("cuhandle,activation_overhead_ns_over_bare_call,1000000,0,%.1f,0%n", otherCurrent - bare);
             NativeTestApi.destroyContext(user);
             NativeTestApi.setCurrent(0);
 
@@ -66,7 +70,6 @@ public final class HandleBenchmark {
                 NativeTestApi.setCurrent(0);
                 System.out.printf("cuhandle,launch_empty_us_context_current,200000,0,%.3f,0%n", launchCurrent / 1e3);
                 System.out.printf("cuhandle,launch_empty_us_no_context_current,200000,0,%.3f,0%n", launchNone / 1e3);
-                System.out.printf("cuhandle,activation_ns_per_launch,200000,0,%.1f,0%n", launchNone - launchCurrent);
             }
         }
     }
