@@ -135,6 +135,14 @@ fn address(v: &Vector, n: i64, p: Precision, name: &str, handle: &Handle) -> Res
             handle.context().id()
         )));
     }
+    if v.offset % p.bytes() != 0 {
+        // A misaligned vector would fault on the device (a sticky error that ends the context).
+        return Err(Error::invalid_argument(format!(
+            "{name} starts at byte {} of its buffer, not a multiple of its {}-byte elements",
+            v.offset,
+            p.bytes()
+        )));
+    }
     let elements = span(n, v.inc).ok_or_else(|| Error::invalid_argument(format!("n={n} with inc{name}={} overflows", v.inc)))?;
     let bytes = elements.checked_mul(p.bytes() as u64).and_then(|b| usize::try_from(b).ok());
     let available = v.len.min(v.memory.bytes().saturating_sub(v.offset));
@@ -258,6 +266,11 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
         ResultTarget::Device(memory, offset, len) => {
             if memory.context().id() != handle.context().id() {
                 return Err(Error::invalid_argument("the result buffer belongs to another context than the handle"));
+            }
+            if offset % result_bytes != 0 {
+                return Err(Error::invalid_argument(format!(
+                    "the result starts at byte {offset} of its buffer, not a multiple of its {result_bytes}-byte size"
+                )));
             }
             if *len < result_bytes {
                 return Err(Error::invalid_argument(format!("the result buffer holds {len} bytes; the result needs {result_bytes}")));

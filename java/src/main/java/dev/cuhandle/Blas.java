@@ -13,7 +13,8 @@ import java.util.Objects;
  * {@link IllegalArgumentException}. scal, nrm2, asum and iamax do nothing (return 0) for
  * {@code incx <= 0}, as reference BLAS does.</li>
  * <li>Vectors start at the start of their {@link DeviceBuffer} (use {@link DeviceBuffer#slice} for
- * an offset) and must hold {@code 1 + (n-1)*|inc|} elements.</li>
+ * an offset, a multiple of the element size) and must hold {@code 1 + (n-1)*|inc|} elements. A
+ * device result must be aligned to its size (4 or 8 bytes; 8 for iamax).</li>
  * <li>Reductions return a host value (waiting for it), or, with a result {@link DeviceBuffer},
  * write it there in stream order without waiting. Reductions are deterministic: the same input
  * gives a bit-identical result on every run (fixed grid per device, fixed summation order).</li>

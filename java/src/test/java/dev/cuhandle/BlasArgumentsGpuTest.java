@@ -100,6 +100,25 @@ class BlasArgumentsGpuTest {
         }
     }
 
+    // ------------------------------------------------------------------------------ misaligned slices
+
+    /** A slice that does not start on an element boundary would fault on the device (sticky). */
+    @Test
+    void misalignedSlices_areRejectedBeforeTheDevice() {
+        try (DeviceBuffer b = h.allocate(1024); DeviceBuffer r = h.allocate(64)) {
+            DeviceBuffer x = b.slice(2, 512);
+            DeviceBuffer y = b.slice(512, 512);
+            expectIllegalArgument("saxpy x at byte 2", () -> Blas.saxpy(h, 4, 1f, x, 1, y, 1), "x", "byte 2");
+            expectIllegalArgument("daxpy y at byte 4", () -> Blas.daxpy(h, 4, 1.0, y, 1, b.slice(4, 256), 1), "y", "byte 4");
+            expectIllegalArgument("sscal x at byte 2", () -> Blas.sscal(h, 4, 2f, x, 1), "x", "byte 2");
+            expectIllegalArgument("ddot result at byte 4", () -> Blas.ddot(h, 4, y, 1, y, 1, r.slice(4, 16)), "result", "byte 4");
+            expectIllegalArgument("isamax result at byte 4", () -> Blas.isamax(h, 4, y, 1, r.slice(4, 16)), "result", "byte 4");
+            // The handle is still healthy: nothing reached the device.
+            assertTrue(Blas.sasum(h, 4, y, 1) >= 0f);
+            h.synchronize();
+        }
+    }
+
     // ------------------------------------------------------------------------------ too short
 
     /** One BLAS call on x (and y) for the too-short checks. */

@@ -226,7 +226,11 @@ class BlasGpuTest {
         return rnd.nextBoolean() ? a : -a;
     }
 
-    /** scal: bit-exact (one IEEE multiplication per element; gaps untouched). */
+    /**
+     * scal: bit-exact. Tolerance 0: the device does one IEEE multiplication per element in the
+     * data's precision, and so does the reference (for float, the double product of two floats is
+     * exact and is rounded once to float); gaps untouched.
+     */
     static void checkScal(Prec p, long n, long inc, int lead, String name) {
         SplittableRandom rnd = random(name);
         Vec x = Vec.random(p, n, inc, lead, rnd);
@@ -239,7 +243,12 @@ class BlasGpuTest {
         }
     }
 
-    /** axpy: y within {@link BlasReference#axpyAccepts}; x and every non-vector element bit-exact. */
+    /**
+     * axpy: y within {@link BlasReference#axpyAccepts} (float: 1 ulp of the fused result, because
+     * the reference (float)(alpha*x + y) evaluated in double may differ from the device's single
+     * fmaf rounding by double rounding; double: exactly fused or exactly twice rounded); x and every
+     * non-vector element bit-exact.
+     */
     static void checkAxpy(Prec p, long n, long incx, int leadX, long incy, int leadY, String name) {
         SplittableRandom rnd = random(name);
         Vec x = Vec.random(p, n, incx, leadX, rnd);
@@ -273,7 +282,7 @@ class BlasGpuTest {
         }
     }
 
-    /** copy: bit-exact y; x unchanged. */
+    /** copy: bit-exact y (tolerance 0: values are moved, not computed); x unchanged. */
     static void checkCopy(Prec p, long n, long incx, int leadX, long incy, int leadY, String name) {
         SplittableRandom rnd = random(name);
         Vec x = Vec.random(p, n, incx, leadX, rnd);
@@ -287,7 +296,7 @@ class BlasGpuTest {
         }
     }
 
-    /** swap: bit-exact x and y. */
+    /** swap: bit-exact x and y (tolerance 0: values are moved, not computed). */
     static void checkSwap(Prec p, long n, long incx, int leadX, long incy, int leadY, String name) {
         SplittableRandom rnd = random(name);
         Vec x = Vec.random(p, n, incx, leadX, rnd);
@@ -318,14 +327,18 @@ class BlasGpuTest {
         switch (r) {
             case DOT:
                 ref = BlasReference.dot(n, x.all, leadX, incx, y.all, leadY, incy);
+                // float: 4*2^-24*|ref| (float result of a double sum) + 2n*2^-53*sum|x_i*y_i|
+                // (double summation bound); double: 2(n+1)*2^-53*sum|x_i*y_i|; see sumTolerance
                 tol = BlasReference.sumTolerance(p.single(), n, ref, BlasReference.absDot(n, x.all, leadX, incx, y.all, leadY, incy));
                 break;
             case NRM2:
                 ref = BlasReference.nrm2(n, x.all, leadX, incx);
+                // float: (4*2^-24 + (n+4)*2^-53)*|ref|; double (Blue): (n+16)*2^-53*|ref|; see nrm2Tolerance
                 tol = BlasReference.nrm2Tolerance(p.single(), n, ref);
                 break;
             case ASUM:
                 ref = BlasReference.asum(n, x.all, leadX, incx);
+                // as dot with sum|x_i| = ref (no cancellation): a few float ulps, or n*2^-53 relative
                 tol = BlasReference.sumTolerance(p.single(), n, ref, ref);
                 break;
             default:
