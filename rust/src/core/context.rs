@@ -184,31 +184,52 @@ impl Drop for Context {
 #[must_use]
 pub struct Activation {
     previous: CUcontext,
-    switched: bool,
+    switch: Switch,
     driver: &'static Driver,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Switch {
+    /// The context was already current.
+    None,
+    /// Nothing was current: pushed onto the empty stack, popped afterwards.
+    Pushed,
+    /// Another context was current: replaced on top of the stack, put back afterwards.
+    Replaced,
 }
 
 impl Activation {
     fn enter(driver: &'static Driver, ctx: CUcontext) -> Result<Activation> {
         let previous = current_context(driver)?;
-        if previous == ctx {
-            return Ok(Activation { previous, switched: false, driver });
-        }
-        // SAFETY: `ctx` was validated (or is being wrapped right after cuCtxGetId succeeded).
-        driver.check(unsafe { (driver.api.cuCtxSetCurrent)(ctx) }, "cuCtxSetCurrent")?;
-        Ok(Activation { previous, switched: true, driver })
+        let switch = if previous == ctx {
+            Switch::None
+        } else if previous.is_null() {
+            // SAFETY: `ctx` was validated (or is being wrapped right after cuCtxGetId succeeded).
+            driver.check(unsafe { (driver.api.cuCtxPushCurrent)(ctx) }, "cuCtxPushCurrent")?;
+            Switch::Pushed
+        } else {
+            // SAFETY: as above.
+            driver.check(unsafe { (driver.api.cuCtxSetCurrent)(ctx) }, "cuCtxSetCurrent")?;
+            Switch::Replaced
+        };
+        Ok(Activation { previous, switch, driver })
     }
 }
 
 impl Drop for Activation {
     fn drop(&mut self) {
-        if self.switched {
-            // SAFETY: restores what was current before; NULL pops our entry, leaving the thread
-            // as it was when nothing was current.
-            let rc = unsafe { (self.driver.api.cuCtxSetCurrent)(self.previous) };
-            if rc != 0 {
-                log::error!("restoring the caller's context failed: {}", self.driver.describe(rc));
+        let rc = match self.switch {
+            Switch::None => 0,
+            Switch::Pushed => {
+                let mut popped = std::ptr::null_mut();
+                // SAFETY: pops exactly the entry `enter` pushed onto the thread's empty stack.
+                unsafe { (self.driver.api.cuCtxPopCurrent)(&mut popped) }
             }
+            // SAFETY: puts back what was on top of the stack before `enter`.
+            Switch::Replaced => unsafe { (self.driver.api.cuCtxSetCurrent)(self.previous) },
+        };
+        if rc != 0 {
+            log::error!("restoring the caller's context failed: {}", self.driver.describe(rc));
         }
     }
 }

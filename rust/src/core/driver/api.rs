@@ -99,6 +99,8 @@ driver_api! {
         cuCtxDestroy = "cuCtxDestroy_v2"(CUcontext);
         cuCtxGetCurrent = "cuCtxGetCurrent"(*mut CUcontext);
         cuCtxSetCurrent = "cuCtxSetCurrent"(CUcontext);
+        cuCtxPushCurrent = "cuCtxPushCurrent_v2"(CUcontext);
+        cuCtxPopCurrent = "cuCtxPopCurrent_v2"(*mut CUcontext);
         cuCtxGetDevice = "cuCtxGetDevice"(*mut CUdevice);
         cuCtxGetId = "cuCtxGetId"(CUcontext, *mut c_ulonglong);
         cuCtxSynchronize = "cuCtxSynchronize"();
