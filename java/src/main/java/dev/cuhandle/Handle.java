@@ -69,6 +69,16 @@ public final class Handle implements AutoCloseable {
         return state.isClosed();
     }
 
+    /** Runs a no-argument native operation inside a call (a static method reference allocates nothing). */
+    private void call(java.util.function.LongConsumer operation) {
+        long h = enter();
+        try {
+            operation.accept(h);
+        } finally {
+            exit();
+        }
+    }
+
     /** Enters a call: returns the native pointer; pair with {@link #exit()}. */
     long enter() {
         return state.enter();
@@ -80,32 +90,17 @@ public final class Handle implements AutoCloseable {
 
     /** Fails with a {@link CudaException} if the context was destroyed or reset (H8). */
     public void validate() {
-        long h = enter();
-        try {
-            NativeApi.handleValidate(h);
-        } finally {
-            exit();
-        }
+        call(NativeApi::handleValidate);
     }
 
     /** Makes the handle's context current on this thread and leaves it so (for raw driver calls). */
     public void makeCurrent() {
-        long h = enter();
-        try {
-            NativeApi.handleMakeCurrent(h);
-        } finally {
-            exit();
-        }
+        call(NativeApi::handleMakeCurrent);
     }
 
     /** Waits for all work queued on the handle's stream. */
     public void synchronize() {
-        long h = enter();
-        try {
-            NativeApi.handleSynchronize(h);
-        } finally {
-            exit();
-        }
+        call(NativeApi::handleSynchronize);
     }
 
     /**
@@ -123,12 +118,7 @@ public final class Handle implements AutoCloseable {
 
     /** Back to the handle's own non-blocking stream (H9). */
     public void resetStream() {
-        long h = enter();
-        try {
-            NativeApi.handleResetStream(h);
-        } finally {
-            exit();
-        }
+        call(NativeApi::handleResetStream);
     }
 
     /** The raw {@code CUstream} work goes to. */

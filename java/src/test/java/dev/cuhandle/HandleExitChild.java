@@ -43,25 +43,6 @@ public final class HandleExitChild {
         exitWithHandlesOpen(mode);
     }
 
-    /** As HandleGpuTestBase.lookUp: retries with the primary context current if the lookup needs one. */
-    private static Kernel lookUp(Library lib, String name) {
-        try {
-            return lib.kernel(name);
-        } catch (CudaException e) {
-            if (e.error() != CudaError.INVALID_CONTEXT) {
-                throw e;
-            }
-            long previous = NativeTestApi.currentContext();
-            long primary = NativeTestApi.retainPrimary(0);
-            try {
-                NativeTestApi.setCurrent(primary);
-                return lib.kernel(name);
-            } finally {
-                NativeTestApi.setCurrent(previous);
-                NativeTestApi.releasePrimary(0);
-            }
-        }
-    }
 
     private static void popAll() {
         for (int i = 0; i < 64 && NativeTestApi.currentContext() != 0; i++) {
@@ -73,8 +54,8 @@ public final class HandleExitChild {
 
     private static void exitWithHandlesOpen(String mode) {
         Library lib = TestKernels.load();
-        Kernel addOne = lookUp(lib, "cuh_test_add_one");
-        Kernel spin = lookUp(lib, "cuh_test_spin");
+        Kernel addOne = lib.kernel("cuh_test_add_one");
+        Kernel spin = lib.kernel("cuh_test_spin");
         int n = 1 << 16;
         Random random = new Random(6);
 
@@ -238,9 +219,9 @@ public final class HandleExitChild {
     private static int sticky() {
         Library lib = TestKernels.load();
         // Every kernel is looked up before the fault: after it, the driver fails lookups too.
-        Kernel addOne = lookUp(lib, "cuh_test_add_one");
-        Kernel empty = lookUp(lib, "cuh_test_empty");
-        Kernel fault = lookUp(lib, "cuh_test_fault");
+        Kernel addOne = lib.kernel("cuh_test_add_one");
+        Kernel empty = lib.kernel("cuh_test_empty");
+        Kernel fault = lib.kernel("cuh_test_fault");
 
         Handle hP = Handle.create(0);
         long c = NativeTestApi.createContext(0);

@@ -155,7 +155,6 @@ abstract class HandleGpuTestBase {
     }
 
     private static final java.util.concurrent.ConcurrentHashMap<String, Kernel> KERNELS = new java.util.concurrent.ConcurrentHashMap<>();
-    private static final java.util.concurrent.atomic.AtomicBoolean LOOKUP_BUG_REPORTED = new java.util.concurrent.atomic.AtomicBoolean();
 
     static Kernel addOneKernel() {
         return kernel("cuh_test_add_one");
@@ -177,41 +176,12 @@ abstract class HandleGpuTestBase {
         Library lib = kernels();
         Kernel k = KERNELS.get(name);
         if (k == null || k.library() != lib) {
-            k = lookUp(lib, name);
+            k = lib.kernel(name);
             KERNELS.put(name, k);
         }
         return k;
     }
 
-    /**
-     * {@code lib.kernel(name)}; if that fails for want of a current context (a known defect:
-     * {@code cuKernelGetParamInfo} returns CUDA_ERROR_INVALID_CONTEXT with nothing current, which
-     * rule H10 does not allow; {@code HandleSeedScenariosGpuTest} asserts it separately), the
-     * lookup is repeated with the primary context current for its duration, so the other rules
-     * can still be tested. The caller's current context is restored either way.
-     */
-    static Kernel lookUp(Library lib, String name) {
-        try {
-            return lib.kernel(name);
-        } catch (CudaException e) {
-            if (e.error() != CudaError.INVALID_CONTEXT) {
-                throw e;
-            }
-            if (LOOKUP_BUG_REPORTED.compareAndSet(false, true)) {
-                System.out.println("[handle-tests] DEFECT (H10): Library.kernel(\"" + name + "\") failed with " + hex(current())
-                        + " current: " + e.getMessage() + "; looking kernels up with the primary context current instead");
-            }
-            long previous = current();
-            long primary = NativeTestApi.retainPrimary(0);
-            try {
-                NativeTestApi.setCurrent(primary); // pushes onto an empty stack, else replaces the top
-                return lib.kernel(name);
-            } finally {
-                NativeTestApi.setCurrent(previous); // pops, or puts the caller's context back on top
-                NativeTestApi.releasePrimary(0);
-            }
-        }
-    }
 
     static Dim3 gridFor(int n) {
         return Dim3.of(Math.max(1, Math.min(1024, (n + BLOCK - 1) / BLOCK)));

@@ -175,7 +175,7 @@ class HandleNonInvasiveGpuTest extends HandleGpuTestBase {
             c.step("wrapPointer() + close", () -> h[0].wrapPointer(b[0].address(), 4L * N).close());
             c.step("slice() + close of the view", () -> b[0].slice(0, 16).close());
             c.step("Library.load()", () -> lib[0] = TestKernels.load());
-            c.step("Library.kernel()", () -> k[0] = lookUp(lib[0], "cuh_test_empty"));
+            c.step("Library.kernel()", () -> k[0] = lib[0].kernel("cuh_test_empty"));
             c.step("Kernel.maxThreadsPerBlock()", () -> assertTrue(k[0].maxThreadsPerBlock(h[0].device().ordinal()) > 0));
             c.step("launch of a kernel without parameters", () -> h[0].launch(k[0], Dim3.of(1), Dim3.of(1), 0));
             c.step("synchronize() after work", () -> h[0].synchronize());

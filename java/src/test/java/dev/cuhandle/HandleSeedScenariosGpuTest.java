@@ -126,7 +126,7 @@ class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
         Handle hp = null;
         Handle hu = null;
         try {
-            Kernel addOne = lookUp(lib, "cuh_test_add_one");
+            Kernel addOne = lib.kernel("cuh_test_add_one");
             hp = Handle.create(0);
             user = newUserContext(0);
             hu = Handle.wrap(user);
