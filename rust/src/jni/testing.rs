@@ -22,6 +22,23 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_noop<'l>(mut env: EnvUnow
     entry!(env, |_e| Ok(value))
 }
 
+/// Emits a Rust `log` record at `level` (1 = error .. 5 = trace), to test the logging bridge.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_log<'l>(mut env: EnvUnowned<'l>, _c: jclass, level: jint, message: jstring) {
+    entry!(env, |e| {
+        let text = crate::jni::raw::convert::string(e.get_raw(), message)?.unwrap_or_default();
+        let level = match level {
+            1 => log::Level::Error,
+            2 => log::Level::Warn,
+            3 => log::Level::Info,
+            4 => log::Level::Debug,
+            _ => log::Level::Trace,
+        };
+        log::log!(level, "{text}");
+        Ok(())
+    })
+}
+
 /// cuCtxCreate on `device`; the new context is left current, as the driver does.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeTestApi_createContext<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) -> jlong {

@@ -14,6 +14,9 @@ public final class NativeTestApi {
     /** Returns its argument: a bare JNI call, the baseline of the handle benchmark. */
     public static native long noop(long value);
 
+    /** Emits a Rust log record (level 1 = error .. 5 = trace). */
+    public static native void log(int level, String message);
+
     /** Panics in Rust; must arrive as a RuntimeException. */
     public static native int panic(String message);
 
