@@ -9,7 +9,6 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInfo;
@@ -31,7 +30,6 @@ abstract class KernelGpuTestBase {
 
     private static Library kernels;
     private static final ConcurrentHashMap<String, Kernel> KERNELS = new ConcurrentHashMap<>();
-    private static final AtomicBoolean LOOKUP_DEFECT_REPORTED = new AtomicBoolean();
 
     // ---------------------------------------------------------------- per-test hygiene
 
@@ -217,23 +215,9 @@ abstract class KernelGpuTestBase {
         return kernel("cuh_test_dynamic_shared");
     }
 
-    /**
-     * {@code lib.kernel(name)} with whatever is current (usually nothing). Should the lookup fail
-     * for want of a current context (rule H10 forbids that; LibraryLoadGpuTest asserts it), it is
-     * repeated with the primary context current so that the tests of other rules still run.
-     */
+    /** {@code lib.kernel(name)} with whatever is current (usually nothing: rule H10). */
     static Kernel lookUp(Library lib, String name) {
-        try {
-            return lib.kernel(name);
-        } catch (CudaException e) {
-            if (e.error() != CudaError.INVALID_CONTEXT || current() != 0) {
-                throw e;
-            }
-            if (LOOKUP_DEFECT_REPORTED.compareAndSet(false, true)) {
-                System.out.println("[kernel-tests] DEFECT (H10): Library.kernel(\"" + name + "\") needs a current context: " + e.getMessage());
-            }
-            return lookUpInPrimaryContext(lib, name);
-        }
+        return lib.kernel(name);
     }
 
     /**
