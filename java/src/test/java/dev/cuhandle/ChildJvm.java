@@ -1,35 +1,59 @@
 package dev.cuhandle;
 
+import java.io.File;
 import java.io.IOException;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.security.CodeSource;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /** Runs a main class in a fresh JVM with this test's class path; for process-wide states. */
 public final class ChildJvm {
+    /** cuhandle's properties a child inherits unless its options set them (as absolute paths: the child runs elsewhere). */
+    private static final String[] INHERITED = {NativeLoader.PATH_PROPERTY, Native.DRIVER_PROPERTY, NativeLoader.TMPDIR_PROPERTY};
+
+    public final List<String> command;
     public final int exitCode;
     public final String output;
+    /** hs_err_pid*.log and core files the child left in its working directory. */
+    public final List<String> crashFiles;
 
-    private ChildJvm(int exitCode, String output) {
+    private ChildJvm(List<String> command, int exitCode, String output, List<String> crashFiles) {
+        this.command = command;
         this.exitCode = exitCode;
         this.output = output;
+        this.crashFiles = crashFiles;
     }
 
     public static ChildJvm run(Path workingDirectory, Class<?> mainClass, String... jvmOptions) throws IOException, InterruptedException {
+        return run(workingDirectory, mainClass, Arrays.asList(jvmOptions));
+    }
+
+    public static ChildJvm run(Path workingDirectory, Class<?> mainClass, List<String> jvmOptions, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(Arrays.asList(jvmOptions));
-        String libraryPath = System.getProperty(NativeLoader.PATH_PROPERTY);
-        if (libraryPath != null && Arrays.stream(jvmOptions).noneMatch(o -> o.startsWith("-D" + NativeLoader.PATH_PROPERTY))) {
-            command.add("-D" + NativeLoader.PATH_PROPERTY + "=" + libraryPath);
+        command.addAll(jvmOptions);
+        for (String property : INHERITED) {
+            String value = System.getProperty(property);
+            if (value != null && !value.isEmpty() && jvmOptions.stream().noneMatch(o -> o.startsWith("-D" + property + "="))) {
+                command.add("-D" + property + "=" + Paths.get(value).toAbsolutePath());
+            }
         }
         command.add("-cp");
         command.add(classPath());
         command.add(mainClass.getName());
+        command.addAll(Arrays.asList(args));
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         if (workingDirectory != null) {
             pb.directory(workingDirectory.toFile());
@@ -40,7 +64,18 @@ public final class ChildJvm {
             p.destroyForcibly();
             throw new AssertionError("child JVM did not finish in 120 s: " + command);
         }
-        return new ChildJvm(p.exitValue(), new String(out, StandardCharsets.UTF_8));
+        return new ChildJvm(command, p.exitValue(), new String(out, StandardCharsets.UTF_8), crashFiles(workingDirectory));
+    }
+
+    private static List<String> crashFiles(Path directory) throws IOException {
+        if (directory == null) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.list(directory)) {
+            return files.map(f -> f.getFileName().toString())
+                    .filter(n -> n.startsWith("hs_err_pid") || n.equals("core") || n.startsWith("core."))
+                    .collect(Collectors.toList());
+        }
     }
 
     /**
@@ -48,16 +83,23 @@ public final class ChildJvm {
      * console launcher (the GPU bundle) java.class.path holds only the launcher.
      */
     static String classPath() {
-        java.util.LinkedHashSet<String> entries = new java.util.LinkedHashSet<>();
+        Set<String> entries = new LinkedHashSet<>();
         for (Class<?> c : new Class<?>[] {Cuda.class, ChildJvm.class}) {
-            try {
-                entries.add(Paths.get(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
-            } catch (java.net.URISyntaxException | NullPointerException e) {
-                // fall back to java.class.path alone
+            CodeSource source = c.getProtectionDomain().getCodeSource();
+            if (source != null && source.getLocation() != null && "file".equals(source.getLocation().getProtocol())) {
+                try {
+                    entries.add(Paths.get(source.getLocation().toURI()).toAbsolutePath().toString());
+                } catch (URISyntaxException e) {
+                    // java.class.path below still applies
+                }
             }
         }
-        entries.addAll(Arrays.asList(System.getProperty("java.class.path").split(java.io.File.pathSeparator)));
-        return String.join(java.io.File.pathSeparator, entries);
+        for (String entry : System.getProperty("java.class.path", "").split(File.pathSeparator)) {
+            if (!entry.isEmpty()) {
+                entries.add(Paths.get(entry).toAbsolutePath().toString());
+            }
+        }
+        return String.join(File.pathSeparator, entries);
     }
 
     /** The last non-empty line of the output. */

@@ -26,11 +26,9 @@ import org.junit.jupiter.api.TestInfo;
  * {@link #endClean} pop the context stack (bounded) so that one test's leftovers never leak into
  * the next one.
  */
-abstract class HandleGpuTestBase {
+abstract class HandleGpuTestBase extends GpuTestSupport {
     /** H200 SM clock is ~1.98 GHz: 2e9 {@code clock64} cycles are about one second of spinning. */
     static final long SPIN_CYCLES_PER_SECOND = 1_980_000_000L;
-    static final int BLOCK = 256;
-    private static final int MAX_POPS = 64;
 
     private static Library kernels;
 
@@ -55,29 +53,6 @@ abstract class HandleGpuTestBase {
 
     // ---------------------------------------------------------------- context stack
 
-    /** The raw {@code CUcontext} current on this thread (0 if none). */
-    static long current() {
-        return NativeTestApi.currentContext();
-    }
-
-    /**
-     * Pops the calling thread's context stack until nothing is current ({@code cuCtxSetCurrent(NULL)}
-     * pops the top entry); returns how many entries were popped. Bounded, so a broken driver state
-     * fails loudly instead of looping.
-     */
-    static int clearCurrent() {
-        int popped = 0;
-        while (current() != 0) {
-            if (popped >= MAX_POPS) {
-                throw new AssertionError("the context stack of thread " + Thread.currentThread().getName() + " still has "
-                        + hex(current()) + " current after " + MAX_POPS + " pops");
-            }
-            NativeTestApi.setCurrent(0);
-            popped++;
-        }
-        return popped;
-    }
-
     /** Leaves exactly {@code ctx} current (a one-entry stack), or nothing for 0. */
     static void makeOnlyCurrent(long ctx) {
         clearCurrent();
@@ -85,16 +60,6 @@ abstract class HandleGpuTestBase {
             NativeTestApi.setCurrent(ctx);
         }
         assertEquals(hex(ctx), hex(current()), "setting up the thread's current context");
-    }
-
-    /** A new user context ({@code cuCtxCreate}) on {@code device}; leaves nothing current. Destroy it in a finally block. */
-    static long newUserContext(int device) {
-        long ctx = NativeTestApi.createContext(device);
-        if (ctx == 0) {
-            throw new AssertionError("cuCtxCreate returned a NULL context");
-        }
-        clearCurrent();
-        return ctx;
     }
 
     /** Destroys a user context, never throwing (for finally blocks); reports a failure on stdout. */
@@ -106,18 +71,6 @@ abstract class HandleGpuTestBase {
             NativeTestApi.destroyContext(ctx);
         } catch (RuntimeException e) {
             System.out.println("[handle-tests] destroying context " + hex(ctx) + " failed: " + e);
-        }
-    }
-
-    /** Closes without throwing (for finally blocks); reports a failure on stdout. */
-    static void closeQuietly(AutoCloseable c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (Exception e) {
-            System.out.println("[handle-tests] closing " + c + " failed: " + e);
         }
     }
 
@@ -134,10 +87,6 @@ abstract class HandleGpuTestBase {
             Thread.currentThread().interrupt();
         }
         return NativeTestApi.primaryState(device);
-    }
-
-    static String hex(long v) {
-        return "0x" + Long.toHexString(v);
     }
 
     static String state(long[] primaryState) {
@@ -218,25 +167,6 @@ abstract class HandleGpuTestBase {
             r[i] = v;
         }
         return r;
-    }
-
-    /** Bit-exact comparison with the first mismatch in the message. */
-    static void assertExact(float[] expected, float[] actual, String what) {
-        assertEquals(expected.length, actual.length, what + ": length");
-        int mismatches = 0;
-        int first = -1;
-        for (int i = 0; i < expected.length; i++) {
-            if (Float.floatToIntBits(expected[i]) != Float.floatToIntBits(actual[i])) {
-                if (first < 0) {
-                    first = i;
-                }
-                mismatches++;
-            }
-        }
-        if (mismatches > 0) {
-            fail(what + ": " + mismatches + " of " + expected.length + " elements differ from the CPU reference; first at index "
-                    + first + ": expected " + expected[first] + ", GPU gave " + actual[first]);
-        }
     }
 
     /**
@@ -336,11 +266,11 @@ abstract class HandleGpuTestBase {
         final String output;
         final List<String> crashFiles;
 
-        ChildRun(List<String> command, int exitCode, String output, List<String> crashFiles) {
-            this.command = command;
-            this.exitCode = exitCode;
-            this.output = output;
-            this.crashFiles = crashFiles;
+        ChildRun(ChildJvm child) {
+            this.command = child.command;
+            this.exitCode = child.exitCode;
+            this.output = child.output;
+            this.crashFiles = child.crashFiles;
         }
 
         String context() {
@@ -378,53 +308,6 @@ abstract class HandleGpuTestBase {
      * {@code dir}, with this JVM's java, class path and cuhandle properties.
      */
     static ChildRun runHandleExitChild(java.nio.file.Path dir, String mode) throws Exception {
-        List<String> command = new ArrayList<>();
-        command.add(java.nio.file.Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        for (String property : new String[] {"cuhandle.library.path", "cuhandle.driver.path", "cuhandle.tmpdir"}) {
-            String value = System.getProperty(property);
-            if (value != null && !value.isEmpty()) {
-                // The child runs in another directory: pass absolute paths.
-                command.add("-D" + property + "=" + java.nio.file.Paths.get(value).toAbsolutePath());
-            }
-        }
-        command.add("-cp");
-        command.add(childClassPath());
-        command.add(HandleExitChild.class.getName());
-        command.add(mode);
-        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
-        byte[] bytes = p.getInputStream().readAllBytes();
-        if (!p.waitFor(120, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            fail("the child JVM did not exit within 120 s: " + command);
-        }
-        String output = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
-        List<String> crashFiles = new ArrayList<>();
-        try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(dir)) {
-            files.map(f -> f.getFileName().toString())
-                    .filter(n -> n.startsWith("hs_err_pid") || n.equals("core") || n.startsWith("core."))
-                    .forEach(crashFiles::add);
-        }
-        return new ChildRun(command, p.exitValue(), output, crashFiles);
-    }
-
-    /**
-     * The class path for a child JVM: where the test classes and the library's classes come from,
-     * then {@code java.class.path}. Code sources matter under JUnit's console launcher
-     * ({@code --class-path}), where {@code java.class.path} holds only the launcher's JAR.
-     */
-    static String childClassPath() throws java.net.URISyntaxException {
-        java.util.Set<String> parts = new java.util.LinkedHashSet<>();
-        for (Class<?> c : new Class<?>[] {HandleExitChild.class, Handle.class, TestKernels.class}) {
-            java.security.CodeSource source = c.getProtectionDomain().getCodeSource();
-            if (source != null && source.getLocation() != null && "file".equals(source.getLocation().getProtocol())) {
-                parts.add(java.nio.file.Paths.get(source.getLocation().toURI()).toAbsolutePath().toString());
-            }
-        }
-        for (String entry : System.getProperty("java.class.path", "").split(java.io.File.pathSeparator)) {
-            if (!entry.isEmpty()) {
-                parts.add(java.nio.file.Paths.get(entry).toAbsolutePath().toString());
-            }
-        }
-        return String.join(java.io.File.pathSeparator, parts);
+        return new ChildRun(ChildJvm.run(dir, HandleExitChild.class, List.of(), mode));
     }
 }

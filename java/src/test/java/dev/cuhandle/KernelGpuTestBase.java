@@ -22,11 +22,9 @@ import org.junit.jupiter.api.TestInfo;
  * current fails (the library must never change the caller's current context, rule H4, and the
  * tests themselves restore what they made current).
  */
-abstract class KernelGpuTestBase {
-    static final int BLOCK = 256;
+abstract class KernelGpuTestBase extends GpuTestSupport {
     /** H200 SM clock is at most ~1.98 GHz: spinning this many clock64 cycles takes >= ~10 ms. */
     static final long SPIN_CYCLES_10MS = 20_000_000L;
-    private static final int MAX_POPS = 64;
 
     private static Library kernels;
     private static final ConcurrentHashMap<String, Kernel> KERNELS = new ConcurrentHashMap<>();
@@ -53,31 +51,6 @@ abstract class KernelGpuTestBase {
 
     // ---------------------------------------------------------------- context stack
 
-    static long current() {
-        return NativeTestApi.currentContext();
-    }
-
-    /** Pops the context stack until nothing is current; returns how many entries were popped. */
-    static int clearCurrent() {
-        int popped = 0;
-        while (current() != 0) {
-            if (popped >= MAX_POPS) {
-                throw new AssertionError("context " + hex(current()) + " is still current after " + MAX_POPS + " pops");
-            }
-            NativeTestApi.setCurrent(0);
-            popped++;
-        }
-        return popped;
-    }
-
-    /** A new user context ({@code cuCtxCreate}) on {@code device}, popped again: nothing is current afterwards. */
-    static long newUserContext(int device) {
-        long ctx = NativeTestApi.createContext(device);
-        assertTrue(ctx != 0, "cuCtxCreate returned a NULL context");
-        clearCurrent();
-        return ctx;
-    }
-
     /** For finally blocks: destroys a context created by the test, reporting (not throwing) a failure. */
     static void destroyQuietly(long ctx) {
         if (ctx == 0) {
@@ -88,17 +61,6 @@ abstract class KernelGpuTestBase {
             NativeTestApi.destroyContext(ctx);
         } catch (RuntimeException e) {
             System.out.println("[kernel-tests] destroying context " + hex(ctx) + " failed: " + e);
-        }
-    }
-
-    static void closeQuietly(AutoCloseable c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (Exception e) {
-            System.out.println("[kernel-tests] closing " + c + " failed: " + e);
         }
     }
 
@@ -126,10 +88,6 @@ abstract class KernelGpuTestBase {
         } finally {
             clearCurrent();
         }
-    }
-
-    static String hex(long v) {
-        return "0x" + Long.toHexString(v);
     }
 
     // ---------------------------------------------------------------- kernels
@@ -292,25 +250,6 @@ abstract class KernelGpuTestBase {
             r[i] = r[i] + 1.0f;
         }
         return r;
-    }
-
-    /** Bit-exact comparison naming the first mismatch. */
-    static void assertExact(float[] expected, float[] actual, String what) {
-        assertEquals(expected.length, actual.length, what + ": length");
-        int mismatches = 0;
-        int first = -1;
-        for (int i = 0; i < expected.length; i++) {
-            if (Float.floatToRawIntBits(expected[i]) != Float.floatToRawIntBits(actual[i])) {
-                if (first < 0) {
-                    first = i;
-                }
-                mismatches++;
-            }
-        }
-        if (mismatches > 0) {
-            fail(what + ": " + mismatches + " of " + expected.length + " elements differ from the CPU reference; first at index " + first
-                    + ": expected " + expected[first] + ", the GPU gave " + actual[first]);
-        }
     }
 
     static void assertContains(String message, String... parts) {
