@@ -142,25 +142,7 @@ public final class Blas {
         if (op != SCAL) {
             Objects.requireNonNull(y, "y");
         }
-        long hp = h.enter();
-        try {
-            long xp = x.enterFor(h);
-            try {
-                long yp = y == null ? 0 : y.enterFor(h);
-                try {
-                    NativeApi.blasUpdate(hp, es, op, n, alpha, xp, x.byteOffset(), x.byteLength(), incx,
-                            yp, y == null ? 0 : y.byteOffset(), y == null ? 0 : y.byteLength(), incy);
-                } finally {
-                    if (y != null) {
-                        y.exit();
-                    }
-                }
-            } finally {
-                x.exit();
-            }
-        } finally {
-            h.exit();
-        }
+        call(h, false, es, op, n, alpha, x, incx, y, incy, null);
     }
 
     private static double reduce(Handle h, int es, int op, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy, DeviceBuffer result) {
@@ -169,31 +151,32 @@ public final class Blas {
         if (op == DOT) {
             Objects.requireNonNull(y, "y");
         }
+        return call(h, true, es, op, n, 0, x, incx, y, incy, result);
+    }
+
+    /** One native BLAS call with the handle and every buffer entered (y and result may be null). */
+    private static double call(Handle h, boolean reduction, int es, int op, long n, double alpha,
+            DeviceBuffer x, long incx, DeviceBuffer y, long incy, DeviceBuffer result) {
         long hp = h.enter();
+        long xp = 0;
+        long yp = 0;
+        long rp = 0;
         try {
-            long xp = x.enterFor(h);
-            try {
-                long yp = y == null ? 0 : y.enterFor(h);
-                try {
-                    long rp = result == null ? 0 : result.enterFor(h);
-                    try {
-                        return NativeApi.blasReduce(hp, es, op, n, xp, x.byteOffset(), x.byteLength(), incx,
-                                yp, y == null ? 0 : y.byteOffset(), y == null ? 0 : y.byteLength(), incy,
-                                rp, result == null ? 0 : result.byteOffset(), result == null ? 0 : result.byteLength());
-                    } finally {
-                        if (result != null) {
-                            result.exit();
-                        }
-                    }
-                } finally {
-                    if (y != null) {
-                        y.exit();
-                    }
-                }
-            } finally {
-                x.exit();
+            xp = x.enterFor(h);
+            yp = DeviceBuffer.enterFor(y, h);
+            rp = DeviceBuffer.enterFor(result, h);
+            long yOffset = y == null ? 0 : y.byteOffset();
+            long yLength = y == null ? 0 : y.byteLength();
+            if (!reduction) {
+                NativeApi.blasUpdate(hp, es, op, n, alpha, xp, x.byteOffset(), x.byteLength(), incx, yp, yOffset, yLength, incy);
+                return 0;
             }
+            return NativeApi.blasReduce(hp, es, op, n, xp, x.byteOffset(), x.byteLength(), incx, yp, yOffset, yLength, incy,
+                    rp, result == null ? 0 : result.byteOffset(), result == null ? 0 : result.byteLength());
         } finally {
+            DeviceBuffer.exit(result, rp);
+            DeviceBuffer.exit(y, yp);
+            DeviceBuffer.exit(x, xp);
             h.exit();
         }
     }

@@ -110,6 +110,18 @@ public final class DeviceBuffer implements AutoCloseable {
         state.exit();
     }
 
+    /** {@link #enterFor} for an optional buffer: 0 (nothing entered) when {@code buffer} is null. */
+    static long enterFor(DeviceBuffer buffer, Handle handle) {
+        return buffer == null ? 0 : buffer.enterFor(handle);
+    }
+
+    /** Leaves a call entered with {@link #enterFor}; {@code pointer} 0 means it was never entered. */
+    static void exit(DeviceBuffer buffer, long pointer) {
+        if (pointer != 0) {
+            buffer.exit();
+        }
+    }
+
     /** Checks use as a kernel argument with {@code handle}; returns the device address. */
     long addressFor(Handle handle) {
         if (handle.contextId() != contextId) {

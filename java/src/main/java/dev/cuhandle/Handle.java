@@ -157,39 +157,33 @@ public final class Handle implements AutoCloseable {
         }
     }
 
+    /** A new buffer of this handle's context holding {@code values}. */
     public DeviceBuffer upload(float[] values) {
-        Objects.requireNonNull(values, "values");
-        DeviceBuffer b = allocate(4L * values.length);
-        return uploaded(b, values, values.length);
+        return uploadArray(values);
     }
 
     public DeviceBuffer upload(double[] values) {
-        Objects.requireNonNull(values, "values");
-        DeviceBuffer b = allocate(8L * values.length);
-        return uploaded(b, values, values.length);
+        return uploadArray(values);
     }
 
     public DeviceBuffer upload(int[] values) {
-        Objects.requireNonNull(values, "values");
-        DeviceBuffer b = allocate(4L * values.length);
-        return uploaded(b, values, values.length);
+        return uploadArray(values);
     }
 
     public DeviceBuffer upload(long[] values) {
-        Objects.requireNonNull(values, "values");
-        DeviceBuffer b = allocate(8L * values.length);
-        return uploaded(b, values, values.length);
+        return uploadArray(values);
     }
 
     public DeviceBuffer upload(byte[] values) {
-        Objects.requireNonNull(values, "values");
-        DeviceBuffer b = allocate(values.length);
-        return uploaded(b, values, values.length);
+        return uploadArray(values);
     }
 
-    private DeviceBuffer uploaded(DeviceBuffer b, Object array, int length) {
+    private DeviceBuffer uploadArray(Object values) {
+        Objects.requireNonNull(values, "values");
+        int length = java.lang.reflect.Array.getLength(values);
+        DeviceBuffer b = allocate((long) length * elementBytes(values));
         try {
-            copyArray(b, array, 0, length, true);
+            copyArray(b, values, 0, length, true);
             return b;
         } catch (RuntimeException e) {
             b.close();
@@ -274,18 +268,16 @@ public final class Handle implements AutoCloseable {
         long bytes = (long) length * es;
         buffer.checkBytes(bytes, upload ? "destination" : "source");
         long h = enter();
+        long b = 0;
         try {
-            long b = buffer.enterFor(this);
-            try {
-                if (upload) {
-                    NativeApi.uploadArray(h, b, buffer.byteOffset(), array, es, (long) arrayOffset * es, bytes);
-                } else {
-                    NativeApi.downloadArray(h, b, buffer.byteOffset(), array, es, (long) arrayOffset * es, bytes);
-                }
-            } finally {
-                buffer.exit();
+            b = buffer.enterFor(this);
+            if (upload) {
+                NativeApi.uploadArray(h, b, buffer.byteOffset(), array, es, (long) arrayOffset * es, bytes);
+            } else {
+                NativeApi.downloadArray(h, b, buffer.byteOffset(), array, es, (long) arrayOffset * es, bytes);
             }
         } finally {
+            DeviceBuffer.exit(buffer, b);
             exit();
         }
     }
@@ -305,18 +297,16 @@ public final class Handle implements AutoCloseable {
         }
         buffer.checkBytes(bytes, upload ? "destination" : "source");
         long h = enter();
+        long b = 0;
         try {
-            long b = buffer.enterFor(this);
-            try {
-                if (upload) {
-                    NativeApi.uploadDirect(h, b, buffer.byteOffset(), direct, offset, bytes);
-                } else {
-                    NativeApi.downloadDirect(h, b, buffer.byteOffset(), direct, offset, bytes);
-                }
-            } finally {
-                buffer.exit();
+            b = buffer.enterFor(this);
+            if (upload) {
+                NativeApi.uploadDirect(h, b, buffer.byteOffset(), direct, offset, bytes);
+            } else {
+                NativeApi.downloadDirect(h, b, buffer.byteOffset(), direct, offset, bytes);
             }
         } finally {
+            DeviceBuffer.exit(buffer, b);
             exit();
         }
     }
@@ -328,35 +318,31 @@ public final class Handle implements AutoCloseable {
             throw new IllegalArgumentException("memset value " + value + " is not a byte; expected 0..255");
         }
         long h = enter();
+        long b = 0;
         try {
-            long b = buffer.enterFor(this);
-            try {
-                NativeApi.memset(h, b, buffer.byteOffset(), buffer.byteLength(), value);
-            } finally {
-                buffer.exit();
-            }
+            b = buffer.enterFor(this);
+            NativeApi.memset(h, b, buffer.byteOffset(), buffer.byteLength(), value);
         } finally {
+            DeviceBuffer.exit(buffer, b);
             exit();
         }
     }
 
     /** Copies all of {@code src} to the start of {@code dst} on the device, in stream order. */
     public void copy(DeviceBuffer src, DeviceBuffer dst) {
+        Objects.requireNonNull(src, "src");
+        Objects.requireNonNull(dst, "dst");
         dst.checkBytes(src.byteLength(), "destination");
         long h = enter();
+        long s = 0;
+        long d = 0;
         try {
-            long s = src.enterFor(this);
-            try {
-                long d = dst.enterFor(this);
-                try {
-                    NativeApi.copy(h, d, dst.byteOffset(), s, src.byteOffset(), src.byteLength());
-                } finally {
-                    dst.exit();
-                }
-            } finally {
-                src.exit();
-            }
+            s = src.enterFor(this);
+            d = dst.enterFor(this);
+            NativeApi.copy(h, d, dst.byteOffset(), s, src.byteOffset(), src.byteLength());
         } finally {
+            DeviceBuffer.exit(dst, d);
+            DeviceBuffer.exit(src, s);
             exit();
         }
     }
