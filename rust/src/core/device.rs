@@ -18,7 +18,6 @@ pub struct DeviceInfo {
     pub max_block: [i32; 3],
     pub max_grid: [i32; 3],
     pub max_shared_per_block: i32,
-    pub max_threads_per_multiprocessor: i32,
     pub memory_pools: bool,
 }
 
@@ -70,7 +69,6 @@ fn read(driver: &Driver, ordinal: CUdevice) -> Result<DeviceInfo> {
         max_block: [a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?, a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?, a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?],
         max_grid: [a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?, a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?, a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?],
         max_shared_per_block: a(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
-        max_threads_per_multiprocessor: a(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
         memory_pools: a(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)? != 0,
     })
 }
