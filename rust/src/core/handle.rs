@@ -102,6 +102,16 @@ impl Handle {
         Ok(self.stream()? as usize)
     }
 
+    /// Free bytes of device memory as the driver reports them in this handle's context.
+    pub fn free_memory(&self) -> Result<usize> {
+        let _scope = self.activate()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        let api = &self.ctx.driver().api;
+        // SAFETY: out-pointers are valid locals; the handle's context is active.
+        self.ctx.check(unsafe { (api.cuMemGetInfo)(&mut free, &mut total) }, "cuMemGetInfo")?;
+        Ok(free)
+    }
+
     /// H9: work goes to `raw` from now on (0 = legacy default stream). The previous stream is
     /// synchronised first, because the reduction workspace is reused in stream order.
     pub fn set_stream(&self, raw: usize) -> Result<()> {

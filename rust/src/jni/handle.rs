@@ -68,4 +68,5 @@ handle_call!(Java_dev_cuhandle_NativeApi_handleMakeCurrent, |h| -> () { Ok(h.mak
 handle_call!(Java_dev_cuhandle_NativeApi_handleSetStream, |h, stream: jlong| -> () { Ok(h.set_stream(stream as usize)?) });
 handle_call!(Java_dev_cuhandle_NativeApi_handleResetStream, |h| -> () { Ok(h.reset_stream()?) });
 handle_call!(Java_dev_cuhandle_NativeApi_handleStream, |h| -> jlong { Ok(h.raw_stream()? as jlong) });
+handle_call!(Java_dev_cuhandle_NativeApi_handleFreeMemory, |h| -> jlong { Ok(h.free_memory()? as jlong) });
 handle_call!(Java_dev_cuhandle_NativeApi_handleValidate, |h| -> () { Ok(h.context().validate()?) });

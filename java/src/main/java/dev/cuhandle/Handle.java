@@ -131,6 +131,23 @@ public final class Handle implements AutoCloseable {
         }
     }
 
+    /**
+     * Free device memory in bytes as the driver reports it ({@code cuMemGetInfo}) in this handle's
+     * context: memory of the whole device that no context of any process holds.
+     *
+     * @return free bytes of the handle's device
+     * @throws CudaException if the context is gone or the driver fails
+     * @throws IllegalStateException if the handle is closed
+     */
+    public long freeMemory() {
+        long h = enter();
+        try {
+            return NativeApi.handleFreeMemory(h);
+        } finally {
+            exit();
+        }
+    }
+
     /** Allocates {@code bytes} of device memory in this handle's context (stream-ordered). */
     public DeviceBuffer allocate(long bytes) {
         if (bytes < 0) {

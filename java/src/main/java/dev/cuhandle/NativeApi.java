@@ -56,6 +56,8 @@ final class NativeApi {
 
     static native void handleValidate(long handle);
 
+    static native long handleFreeMemory(long handle);
+
     static native long bufferAllocate(long handle, long bytes);
 
     static native long bufferWrap(long handle, long address, long bytes);
