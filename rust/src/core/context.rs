@@ -3,6 +3,7 @@
 
 use crate::core::driver::{self, Driver};
 use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT};
+use crate::core::raw_value;
 use crate::core::sticky;
 use cudarc::driver::sys::{CUcontext, CUdevice};
 use std::ptr;
@@ -89,10 +90,8 @@ impl Context {
 
     /// H3: an existing context that the caller keeps alive.
     pub fn wrap(raw: CUcontext) -> Result<Context> {
+        raw_value::check_object(raw as u64, "the CUcontext to wrap")?;
         let driver = driver::initialised()?;
-        if raw.is_null() {
-            return Err(Error::invalid_argument("the CUcontext to wrap is 0 (NULL); expected a live context"));
-        }
         let id = context_id(driver, raw)?;
         let scope = Activation::enter(driver, raw)?;
         let mut device = 0;

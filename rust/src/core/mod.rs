@@ -11,5 +11,6 @@ pub mod kernels;
 pub mod launch;
 pub mod library;
 pub mod memory;
+pub mod raw_value;
 pub mod blas;
 pub mod sticky;
