@@ -135,14 +135,7 @@ fn address(v: &Vector, n: i64, p: Precision, name: &str, handle: &Handle) -> Res
             handle.context().id()
         )));
     }
-    if v.offset % p.bytes() != 0 {
-        // A misaligned vector would fault on the device (a sticky error that ends the context).
-        return Err(Error::invalid_argument(format!(
-            "{name} starts at byte {} of its buffer, not a multiple of its {}-byte elements",
-            v.offset,
-            p.bytes()
-        )));
-    }
+    check_aligned(v.memory, v.offset, p.bytes(), name)?;
     let elements = span(n, v.inc).ok_or_else(|| Error::invalid_argument(format!("n={n} with inc{name}={} overflows", v.inc)))?;
     let bytes = elements.checked_mul(p.bytes() as u64).and_then(|b| usize::try_from(b).ok());
     let available = v.len.min(v.memory.bytes().saturating_sub(v.offset));
@@ -155,6 +148,19 @@ fn address(v: &Vector, n: i64, p: Precision, name: &str, handle: &Handle) -> Res
             available / p.bytes()
         ))),
     }
+}
+
+/// A misaligned operand would fault on the device: a sticky error that ends CUDA for the whole
+/// process. The absolute address is what the kernel sees, so it is what is checked: a wrapped raw
+/// pointer may be misaligned even at offset 0.
+fn check_aligned(memory: &DeviceMemory, offset: usize, alignment: usize, name: &str) -> Result<()> {
+    let address = memory.address().wrapping_add(offset as u64);
+    if address % alignment as u64 != 0 {
+        return Err(Error::invalid_argument(format!(
+            "{name} starts at device address {address:#x} (byte {offset} of its buffer), which is not a multiple of its {alignment}-byte elements; expected an aligned address"
+        )));
+    }
+    Ok(())
 }
 
 fn nonzero_write_inc(inc: i64, name: &str) -> Result<()> {
@@ -210,7 +216,7 @@ macro_rules! p {
 /// x = alpha * x
 pub fn scal(handle: &Handle, p: Precision, n: i64, alpha: f64, x: Vector) -> Result<()> {
     if n <= 0 || x.inc <= 0 {
-        return Ok(());
+        return handle.context().validate(); // nothing to do, but a dead context still fails (H8)
     }
     let _scope = handle.activate()?;
     let (mut xp, mut n_, mut a, mut ix) = (address(&x, n, p, "x", handle)?, n, scalar(p, alpha), x.inc);
@@ -220,12 +226,12 @@ pub fn scal(handle: &Handle, p: Precision, n: i64, alpha: f64, x: Vector) -> Res
 /// y = alpha * x + y
 pub fn axpy(handle: &Handle, p: Precision, n: i64, alpha: f64, x: Vector, y: Vector) -> Result<()> {
     if n <= 0 {
-        return Ok(());
+        return handle.context().validate();
     }
     nonzero_write_inc(y.inc, "y")?;
     let (mut xp, mut yp) = (address(&x, n, p, "x", handle)?, address(&y, n, p, "y", handle)?);
     if alpha == 0.0 {
-        return Ok(()); // reference BLAS returns before touching y
+        return handle.context().validate(); // reference BLAS returns before touching y
     }
     let _scope = handle.activate()?;
     let (mut n_, mut a, mut ix, mut iy) = (n, scalar(p, alpha), x.inc, y.inc);
@@ -235,7 +241,7 @@ pub fn axpy(handle: &Handle, p: Precision, n: i64, alpha: f64, x: Vector, y: Vec
 /// y = x (copy) or x <-> y (swap)
 pub fn copy_or_swap(handle: &Handle, p: Precision, swap: bool, n: i64, x: Vector, y: Vector) -> Result<()> {
     if n <= 0 {
-        return Ok(());
+        return handle.context().validate();
     }
     nonzero_write_inc(y.inc, "y")?;
     if swap {
@@ -267,11 +273,7 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
             if memory.context().id() != handle.context().id() {
                 return Err(Error::invalid_argument("the result buffer belongs to another context than the handle"));
             }
-            if offset % result_bytes != 0 {
-                return Err(Error::invalid_argument(format!(
-                    "the result starts at byte {offset} of its buffer, not a multiple of its {result_bytes}-byte size"
-                )));
-            }
+            check_aligned(memory, *offset, result_bytes, "the result")?;
             if *len < result_bytes {
                 return Err(Error::invalid_argument(format!("the result buffer holds {len} bytes; the result needs {result_bytes}")));
             }

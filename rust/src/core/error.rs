@@ -22,7 +22,7 @@ impl fmt::Display for CudaFailure {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A driver call returned something other than `CUDA_SUCCESS`, or the driver could not be
-    /// used at all (then `code` is the closest `CUresult`, e.g. `CUDA_ERROR_NOT_FOUND`).
+    /// used at all (then `code` is the closest `CUresult`, e.g. `CUDA_ERROR_FILE_NOT_FOUND`).
     #[error("{0}")]
     Cuda(CudaFailure),
     /// The caller passed something invalid (maps to `IllegalArgumentException`).
@@ -35,8 +35,6 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// `CUDA_ERROR_NOT_FOUND`: used when the driver library itself cannot be found or lacks a symbol.
-pub const CUDA_ERROR_NOT_FOUND: i32 = 500;
 /// `CUDA_ERROR_NOT_SUPPORTED`: a feature the installed driver is too old for.
 pub const CUDA_ERROR_NOT_SUPPORTED: i32 = 801;
 /// `CUDA_ERROR_CONTEXT_IS_DESTROYED`.

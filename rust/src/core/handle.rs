@@ -8,6 +8,7 @@ use crate::core::context::{Activation, Context};
 use crate::core::device::{self, DeviceInfo};
 use crate::core::error::{Error, Result};
 use crate::core::memory::DeviceMemory;
+use crate::core::raw_value;
 use cudarc::driver::sys::{CUcontext, CUstream};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,9 +18,14 @@ const CU_STREAM_NON_BLOCKING: u32 = 1;
 /// Marks "the handle's own stream" in `current_stream` (0, 1 and 2 are real stream values:
 /// legacy, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`).
 const OWN_STREAM: usize = usize::MAX;
+/// `CU_STREAM_LEGACY`: the context's legacy default stream, like 0.
+const CU_STREAM_LEGACY: usize = 1;
+/// `CU_STREAM_PER_THREAD`: the calling thread's default stream.
+const CU_STREAM_PER_THREAD: usize = 2;
 
 /// Scratch memory for reductions: device partials + a counter, and a pinned host slot for
 /// results read back by the host. One per handle; reductions on it are serialised by `lock`.
+/// Dropping it frees both (the device part after the context's work is done).
 pub struct Workspace {
     pub device: DeviceMemory,
     pub host_result: *mut u8,
@@ -27,6 +33,20 @@ pub struct Workspace {
 
 // SAFETY: the pinned host pointer is only dereferenced while the workspace mutex is held.
 unsafe impl Send for Workspace {}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        let ctx = self.device.context();
+        if let Ok(_scope) = ctx.activate() {
+            // SAFETY: allocated by cuMemHostAlloc in this context, freed once; every copy into it
+            // was waited for by the reduction that made it.
+            let rc = unsafe { (ctx.driver().api.cuMemFreeHost)(self.host_result.cast()) };
+            if rc != 0 {
+                log::warn!("freeing a handle's pinned result slot failed: {}", ctx.driver().describe(rc));
+            }
+        }
+    }
+}
 
 pub struct Handle {
     ctx: Arc<Context>,
@@ -112,14 +132,27 @@ impl Handle {
         Ok(free)
     }
 
-    /// H9: work goes to `raw` from now on (0 = legacy default stream). The previous stream is
-    /// synchronised first, because the reduction workspace is reused in stream order.
+    /// H9: work goes to `raw` from now on (0 or 1 = the context's legacy default stream). The
+    /// previous stream is synchronised first, because the reduction workspace is reused in
+    /// stream order. `CU_STREAM_PER_THREAD` is refused: it names another stream on every thread,
+    /// so reductions from several threads would share the workspace unordered, and
+    /// `synchronize()` or `close()` on one thread could not wait for the others' work.
     pub fn set_stream(&self, raw: usize) -> Result<()> {
+        match raw {
+            0 | CU_STREAM_LEGACY => {}
+            CU_STREAM_PER_THREAD => {
+                return Err(Error::invalid_argument(
+                    "CU_STREAM_PER_THREAD (2) is a different stream on every calling thread, so a handle cannot order its work on it; \
+                     create a stream per thread (cuStreamCreate) and pass that, or use one handle per thread",
+                ))
+            }
+            other => raw_value::check_object(other as u64, "the CUstream")?,
+        }
         let _scope = self.activate()?;
-        if raw > 2 {
+        if raw > CU_STREAM_PER_THREAD {
             let mut owner: CUcontext = std::ptr::null_mut();
             let api = &self.ctx.driver().api;
-            // SAFETY: the driver validates the stream handle; out-pointer is valid.
+            // SAFETY: the value passed the checks above; the driver validates the handle further.
             self.ctx.check(unsafe { (api.cuStreamGetCtx)(raw as CUstream, &mut owner) }, "cuStreamGetCtx")?;
             if owner != self.ctx.raw() {
                 return Err(Error::invalid_argument(format!(
@@ -171,7 +204,8 @@ impl Handle {
         let mut guard = self.workspace.lock().map_err(|_| Error::invalid_state("handle workspace lock poisoned"))?;
         if guard.is_none() {
             let stream = self.stream()?;
-            let device = DeviceMemory::allocate(&self.ctx, self.device, device_bytes, stream)?;
+            // On any failure below, `device` is dropped and so freed (no leak on a failed setup).
+            let device = DeviceMemory::allocate(&self.ctx, device_bytes)?;
             device.memset(0, device_bytes, 0, stream)?;
             let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
             let api = &self.ctx.driver().api;
@@ -185,37 +219,29 @@ impl Handle {
     /// H6: synchronises, frees what the handle owns and releases the context binding. Never
     /// fails: a dead or reset context means there is nothing left to free (H8).
     pub fn destroy(self) {
+        // Taken out first so that it is dropped (freed) with the context active below, or, when
+        // the context is gone, dropped without freeing (its Drop finds the context invalid).
+        let workspace = self.workspace.lock().ok().and_then(|mut ws| ws.take());
         match self.activate() {
             Ok(scope) => {
                 if let Err(e) = self.synchronize_active() {
                     log::warn!("closing a handle: synchronising its stream failed: {e}");
                 }
-                let api = &self.ctx.driver().api;
+                drop(workspace);
                 let own = self.own_stream.load(Ordering::Acquire);
                 if !own.is_null() {
                     // SAFETY: the stream was created by this handle in the active context and
-                    // nothing else destroys it.
-                    let rc = unsafe { (api.cuStreamDestroy)(own) };
+                    // nothing else destroys it; its work was waited for above.
+                    let rc = unsafe { (self.ctx.driver().api.cuStreamDestroy)(own) };
                     if rc != 0 {
                         log::warn!("closing a handle: cuStreamDestroy failed: {}", self.ctx.driver().describe(rc));
-                    }
-                }
-                if let Ok(mut ws) = self.workspace.lock() {
-                    if let Some(ws) = ws.take() {
-                        // SAFETY: allocated by cuMemHostAlloc in this context, freed once.
-                        unsafe { (api.cuMemFreeHost)(ws.host_result.cast()) };
-                        ws.device.free(None);
                     }
                 }
                 drop(scope);
             }
             Err(e) => {
                 log::debug!("closing a handle whose context is gone; nothing to free: {e}");
-                if let Ok(mut ws) = self.workspace.lock() {
-                    if let Some(ws) = ws.take() {
-                        ws.device.forget();
-                    }
-                }
+                drop(workspace);
             }
         }
         // Dropping the last Arc releases the primary-context retain (exactly once).

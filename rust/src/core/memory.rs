@@ -3,8 +3,8 @@
 //! offset can never reach the driver as a wild pointer.
 
 use crate::core::context::Context;
-use crate::core::device::DeviceInfo;
 use crate::core::error::{Error, Result};
+use crate::core::raw_value;
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 use std::sync::Arc;
 
@@ -14,42 +14,42 @@ pub struct DeviceMemory {
     ptr: CUdeviceptr,
     bytes: usize,
     ctx: Arc<Context>,
-    /// Allocated with cuMemAllocAsync (stream-ordered free possible).
-    pooled: bool,
     /// False for wrapped raw pointers: the caller frees them.
     owned: bool,
 }
 
 impl DeviceMemory {
-    /// Allocates `bytes` in the active context `ctx`, stream-ordered on `stream` where the device
-    /// supports memory pools.
-    pub fn allocate(ctx: &Arc<Context>, device: &DeviceInfo, bytes: usize, stream: CUstream) -> Result<DeviceMemory> {
+    /// Allocates `bytes` in the active context `ctx`.
+    ///
+    /// Plain `cuMemAlloc`, not the stream-ordered pool: memory of a handle may be used by every
+    /// handle of its context, on any stream, so no single stream orders its lifetime; and pool
+    /// memory stays reserved by the context after it is freed (measured: 1.9 GB after 100,000
+    /// leaked handles), while `cuMemFree` returns it to the device at once.
+    pub fn allocate(ctx: &Arc<Context>, bytes: usize) -> Result<DeviceMemory> {
         let mut ptr = 0;
         if bytes > 0 {
             let api = &ctx.driver().api;
-            let (rc, op) = if device.memory_pools {
-                // SAFETY: out-pointer is valid; the stream belongs to the active context.
-                (unsafe { (api.cuMemAllocAsync)(&mut ptr, bytes, stream) }, "cuMemAllocAsync")
-            } else {
-                // SAFETY: out-pointer is valid; the context is active.
-                (unsafe { (api.cuMemAlloc)(&mut ptr, bytes) }, "cuMemAlloc")
-            };
+            // SAFETY: out-pointer is valid; the context is active (caller's activation).
+            let rc = unsafe { (api.cuMemAlloc)(&mut ptr, bytes) };
             if rc == CUDA_ERROR_OUT_OF_MEMORY {
-                return Err(out_of_memory(ctx, bytes, op));
+                return Err(out_of_memory(ctx, bytes, "cuMemAlloc"));
             }
-            ctx.check(rc, op)?;
+            ctx.check(rc, "cuMemAlloc")?;
         }
-        Ok(DeviceMemory { ptr, bytes, ctx: Arc::clone(ctx), pooled: device.memory_pools, owned: true })
+        Ok(DeviceMemory { ptr, bytes, ctx: Arc::clone(ctx), owned: true })
     }
 
-    /// A view of memory someone else allocated in `ctx` (interop); never freed by us.
+    /// A view of memory someone else allocated in `ctx` (interop); never freed by us. The address
+    /// is checked only for values no allocation can have (see `raw_value`); whether it really is
+    /// device memory of `ctx` is the caller's promise.
     pub fn wrap(ctx: &Arc<Context>, ptr: CUdeviceptr, bytes: usize) -> Result<DeviceMemory> {
-        if ptr == 0 && bytes > 0 {
-            return Err(Error::invalid_argument("cannot wrap device pointer 0 with a non-zero size"));
+        if !(ptr == 0 && bytes == 0) {
+            raw_value::check_address(ptr, "the device pointer to wrap")?;
         }
         ptr.checked_add(bytes as u64)
+            .filter(|end| *end <= i64::MAX as u64)
             .ok_or_else(|| Error::invalid_argument(format!("device pointer {ptr:#x} + {bytes} bytes overflows the address space")))?;
-        Ok(DeviceMemory { ptr, bytes, ctx: Arc::clone(ctx), pooled: false, owned: false })
+        Ok(DeviceMemory { ptr, bytes, ctx: Arc::clone(ctx), owned: false })
     }
 
     pub fn address(&self) -> CUdeviceptr {
@@ -62,31 +62,10 @@ impl DeviceMemory {
         &self.ctx
     }
 
-    /// Frees the memory (stream-ordered on `stream` when it was pool-allocated and a stream of its
-    /// context is given). Skips the free if the context is gone: its memory went with it (H8).
-    pub fn free(self, stream: Option<CUstream>) {
-        if !self.owned || self.ptr == 0 {
-            return;
-        }
-        match self.ctx.activate() {
-            Ok(_scope) => {
-                let api = &self.ctx.driver().api;
-                let rc = match stream {
-                    // SAFETY: pool memory of this context, freed once, ordered after prior work.
-                    Some(s) if self.pooled => unsafe { (api.cuMemFreeAsync)(self.ptr, s) },
-                    // SAFETY: memory of this context, freed once; cuMemFree waits for its users.
-                    _ => unsafe { (api.cuMemFree)(self.ptr) },
-                };
-                if rc != 0 {
-                    log::warn!("freeing {} bytes at {:#x} failed: {}", self.bytes, self.ptr, self.ctx.driver().describe(rc));
-                }
-            }
-            Err(e) => log::debug!("not freeing {:#x}: its context is gone ({e})", self.ptr),
-        }
-    }
-
     /// Drops the record without freeing (the context already took the memory with it).
-    pub fn forget(self) {}
+    pub fn forget(mut self) {
+        self.owned = false;
+    }
 
     /// Fails unless `[offset, offset + len)` lies inside the allocation.
     pub fn check_range(&self, offset: usize, len: usize) -> Result<CUdeviceptr> {
@@ -134,15 +113,116 @@ impl DeviceMemory {
         self.ctx.check(unsafe { (api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")
     }
 
+    /// Copies `len` bytes to `offset` from a host source that may only be read in pieces and
+    /// never across a wait for the GPU (a Java array: pinning it would stop the garbage collector
+    /// for as long as queued GPU work takes, rule L4). `fill(done, chunk)` writes source bytes
+    /// `[done, done + chunk.len())` into `chunk`; each chunk then goes to the device in stream
+    /// order. Returns when the source has been read; the device copy may still be queued.
+    pub fn upload_from(&self, offset: usize, len: usize, stream: CUstream, mut fill: impl FnMut(usize, &mut [u8]) -> Result<()>) -> Result<()> {
+        self.check_range(offset, len)?;
+        with_staging(len, |staging| {
+            let mut done = 0;
+            while done < len {
+                let chunk = &mut staging[..(len - done).min(HOST_CHUNK_BYTES)];
+                fill(done, chunk)?;
+                // SAFETY: `chunk` is valid for its length; for pageable memory the driver has
+                // copied it out when this returns (CUDA's API synchronisation rules), so the
+                // staging buffer may be refilled.
+                unsafe { self.upload(offset + done, chunk.as_ptr(), chunk.len(), stream)? };
+                done += chunk.len();
+            }
+            Ok(())
+        })
+    }
+
+    /// Copies `len` bytes from `offset` to a host destination written in pieces (the mirror of
+    /// [`upload_from`](Self::upload_from)): each chunk is waited for with nothing of the
+    /// destination held, then `drain(done, chunk)` stores it. Returns when all bytes are stored.
+    pub fn download_to(&self, offset: usize, len: usize, stream: CUstream, mut drain: impl FnMut(usize, &[u8]) -> Result<()>) -> Result<()> {
+        self.check_range(offset, len)?;
+        with_staging(len, |staging| {
+            let mut done = 0;
+            while done < len {
+                let chunk = &mut staging[..(len - done).min(HOST_CHUNK_BYTES)];
+                // SAFETY: `chunk` is writable for its length and `download` waits for the copy.
+                unsafe { self.download(offset + done, chunk.as_mut_ptr(), chunk.len(), stream)? };
+                drain(done, chunk)?;
+                done += chunk.len();
+            }
+            Ok(())
+        })
+    }
+
     /// Copies `len` bytes from `src` at `src_offset` to `self` at `offset`, in stream order.
+    /// Overlapping ranges of one allocation are refused: the driver leaves such copies undefined.
     pub fn copy_from(&self, offset: usize, src: &DeviceMemory, src_offset: usize, len: usize, stream: CUstream) -> Result<()> {
         let d = self.check_range(offset, len)?;
         let s = src.check_range(src_offset, len)?;
-        if len == 0 {
-            return Ok(());
+        if len == 0 || d == s {
+            return Ok(()); // nothing to move
         }
-        // SAFETY: both ranges checked; the context is active (same-context check done by caller).
+        if d < s + len as u64 && s < d + len as u64 {
+            return Err(Error::invalid_argument(format!(
+                "the source bytes [{src_offset}, {src_offset}+{len}) and destination bytes [{offset}, {offset}+{len}) overlap in one allocation; \
+                 copy through a temporary buffer"
+            )));
+        }
+        // SAFETY: both ranges checked and disjoint; the context is active (same-context check done by caller).
         self.ctx.check(unsafe { (self.ctx.driver().api.cuMemcpyDtoDAsync)(d, s, len, stream) }, "cuMemcpyDtoDAsync")
+    }
+}
+
+/// Bytes of a Java array moved per step: large enough for full copy bandwidth, small enough that
+/// copying one step into or out of the array (a few hundred microseconds) never delays the JVM.
+pub const HOST_CHUNK_BYTES: usize = 4 << 20;
+
+thread_local! {
+    /// Pageable staging memory for chunked host copies, reused by the thread's later copies.
+    static STAGING: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `body` with a staging buffer of at least `min(len, HOST_CHUNK_BYTES)` bytes.
+fn with_staging<T>(len: usize, body: impl FnOnce(&mut [u8]) -> Result<T>) -> Result<T> {
+    let need = len.min(HOST_CHUNK_BYTES);
+    STAGING.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut staging) => {
+            if staging.len() < need {
+                staging.resize(need, 0);
+            }
+            body(&mut staging[..])
+        }
+        // Only reachable if `fill`/`drain` started another copy on this thread: use a fresh buffer.
+        Err(_) => body(&mut vec![0u8; need]),
+    })
+}
+
+impl Drop for DeviceMemory {
+    /// Frees owned memory after every piece of work queued in its context has finished (rule L3):
+    /// any handle of the context, on any stream (its own, a user stream, the legacy or a
+    /// per-thread default stream) may still be using it, and freeing under a running kernel lets
+    /// the next allocation receive memory that kernel still writes. `cuCtxSynchronize` waits for
+    /// all of them, as `cudaFree` does; the launch path pays nothing for it. Skips the free if the
+    /// context is gone: its memory went with it (H8).
+    fn drop(&mut self) {
+        if !self.owned || self.ptr == 0 {
+            return;
+        }
+        match self.ctx.activate() {
+            Ok(_scope) => {
+                let api = &self.ctx.driver().api;
+                // SAFETY: the context is active; cuCtxSynchronize takes no arguments.
+                if let Err(e) = self.ctx.check(unsafe { (api.cuCtxSynchronize)() }, "cuCtxSynchronize") {
+                    log::warn!("freeing {} bytes at {:#x}: waiting for the context's work failed ({e}); freeing anyway", self.bytes, self.ptr);
+                }
+                // SAFETY: memory of this context, allocated by cuMemAlloc, freed exactly once
+                // (Drop runs once), after all queued work finished.
+                let rc = unsafe { (api.cuMemFree)(self.ptr) };
+                if rc != 0 {
+                    log::warn!("freeing {} bytes at {:#x} failed: {}", self.bytes, self.ptr, self.ctx.driver().describe(rc));
+                }
+            }
+            Err(e) => log::debug!("not freeing {:#x}: its context is gone ({e})", self.ptr),
+        }
     }
 }
 

@@ -47,12 +47,17 @@ pub fn record(context_id: u64, code: i32, description: &str, operation: &str) {
     if !is_sticky(code) {
         return;
     }
-    if let Ok(mut list) = POISONED.lock() {
-        if !list.iter().any(|p| p.context_id == context_id) {
-            log::error!("context id {context_id} hit sticky error {code} in {operation}; it is unusable from now on");
+    let first = match POISONED.lock() {
+        Ok(mut list) if !list.iter().any(|p| p.context_id == context_id) => {
             list.push(Poisoned { context_id, code, description: description.to_string(), operation: operation.to_string() });
             ANY.store(true, Ordering::Release);
+            true
         }
+        _ => false,
+    };
+    // Logged after the lock is released: no log sink may run under a lock of ours (rule L4).
+    if first {
+        log::error!("context id {context_id} hit sticky error {code} in {operation}; it is unusable from now on");
     }
 }
 

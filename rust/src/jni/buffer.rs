@@ -4,7 +4,7 @@
 use crate::core::error::Error;
 use crate::core::handle::Handle;
 use crate::core::memory::DeviceMemory;
-use crate::jni::raw::{self, CriticalArray};
+use crate::jni::raw;
 use crate::jni::throw::{entry, JniResult};
 use jni::sys::{jclass, jint, jlong, jobject};
 use jni::EnvUnowned;
@@ -36,8 +36,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferAllocate<'l>(mut env: E
         let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
         let bytes = size(bytes, "the buffer size")?;
         let _scope = handle.activate()?;
-        let memory = DeviceMemory::allocate(handle.context(), handle.device(), bytes, handle.stream()?)?;
-        Ok(raw::give(memory))
+        Ok(raw::give(DeviceMemory::allocate(handle.context(), bytes)?))
     })
 }
 
@@ -46,6 +45,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferWrap<'l>(mut env: EnvUn
     entry!(env, |_e| {
         // SAFETY: live handle pointer (module contract).
         let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
+        handle.context().validate()?;
         Ok(raw::give(DeviceMemory::wrap(handle.context(), address as u64, size(bytes, "the buffer size")?)?))
     })
 }
@@ -62,63 +62,50 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferContextId<'l>(mut env: 
     entry!(env, |_e| Ok(unsafe { raw::borrow::<DeviceMemory>(b, "device buffer")? }.context().id() as jlong))
 }
 
-/// Frees a buffer; stream-ordered on the handle's stream when `h` is a live handle, else 0.
+/// Frees a buffer once every piece of work queued in its context is done (see `DeviceMemory`'s
+/// Drop); a wrapped pointer is only forgotten.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferFree<'l>(mut env: EnvUnowned<'l>, _c: jclass, b: jlong, h: jlong) {
+pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferFree<'l>(mut env: EnvUnowned<'l>, _c: jclass, b: jlong) {
     entry!(env, |_e| {
-        // SAFETY: Java calls this once per buffer, with a live handle or 0.
-        let Some(memory) = (unsafe { raw::take::<DeviceMemory>(b) }) else { return Ok(()) };
-        let stream = if h == 0 {
-            None
-        } else {
-            // SAFETY: live handle pointer.
-            let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
-            let stream = handle.activate().and_then(|_scope| handle.stream()).ok();
-            stream.filter(|_| handle.context().id() == memory.context().id())
-        };
-        memory.free(stream);
+        // SAFETY: Java calls this once per buffer, after the last call using it returned.
+        drop(unsafe { raw::take::<DeviceMemory>(b) });
         Ok(())
     })
 }
 
-/// Copies between a Java primitive array (pinned for the duration) and device memory.
-fn array_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, array: jobject, element_bytes: jint, array_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {
+/// Copies between a Java primitive array and device memory, a chunk at a time through staging
+/// memory: the array is only touched by JNI region copies (bounded, no pinning), never while
+/// the thread waits for the GPU, so the garbage collector is never held up (rule L4).
+fn array_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, array: jobject, type_code: jint, array_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {
     // SAFETY: live pointers (module contract).
     let (handle, buffer) = unsafe { pair(h, b)? };
     let (offset, array_offset, bytes) = (size(offset, "the buffer offset")?, size(array_offset, "the array offset")?, size(bytes, "the length")?);
     if array.is_null() {
         return Err(Error::invalid_argument("the Java array is null").into());
     }
+    // SAFETY: `env` is this thread's and `array` a live local reference (module contract).
+    let region = unsafe { raw::ArrayRegion::new(env, array, type_code)? };
+    if array_offset.checked_add(bytes).is_none_or(|end| end > region.bytes()) || array_offset % region.element_bytes() != 0 {
+        return Err(Error::invalid_argument(format!("byte range [{array_offset}, {array_offset}+{bytes}) is outside the Java array of {} bytes", region.bytes())).into());
+    }
     let _scope = handle.activate()?;
     let stream = handle.stream()?;
-    // SAFETY: `env` is this thread's; `array` is a primitive array of `element_bytes` elements
-    // (the Java overloads guarantee the type). No JNI call happens until `pinned` drops.
-    let pinned = unsafe { CriticalArray::pin(env, array, element_bytes as usize, !upload) }
-        .ok_or_else(|| Error::invalid_state("the JVM could not pin the array"))?;
-    if array_offset.checked_add(bytes).is_none_or(|end| end > pinned.bytes) {
-        return Err(Error::invalid_argument(format!("byte range [{array_offset}, {array_offset}+{bytes}) is outside the Java array of {} bytes", pinned.bytes)).into());
-    }
-    // SAFETY: the host range was checked against the pinned array just above.
-    let host = unsafe { pinned.ptr.add(array_offset) };
-    // SAFETY: host range valid for `bytes` while pinned; device range checked by the core.
-    unsafe {
-        if upload {
-            buffer.upload(offset, host, bytes, stream)?;
-        } else {
-            buffer.download(offset, host, bytes, stream)?;
-        }
+    if upload {
+        buffer.upload_from(offset, bytes, stream, |done, chunk| region.read(array_offset + done, chunk))?;
+    } else {
+        buffer.download_to(offset, bytes, stream, |done, chunk| region.write(array_offset + done, chunk))?;
     }
     Ok(())
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_uploadArray<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, array: jobject, element_bytes: jint, array_offset: jlong, bytes: jlong) {
-    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, element_bytes, array_offset, bytes, true))
+pub extern "system" fn Java_dev_cuhandle_NativeApi_uploadArray<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, array: jobject, type_code: jint, array_offset: jlong, bytes: jlong) {
+    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, type_code, array_offset, bytes, true))
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_downloadArray<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, array: jobject, element_bytes: jint, array_offset: jlong, bytes: jlong) {
-    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, element_bytes, array_offset, bytes, false))
+pub extern "system" fn Java_dev_cuhandle_NativeApi_downloadArray<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, array: jobject, type_code: jint, array_offset: jlong, bytes: jlong) {
+    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, type_code, array_offset, bytes, false))
 }
 
 fn direct_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, direct: jobject, direct_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {

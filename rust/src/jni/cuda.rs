@@ -18,6 +18,17 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_configure<'l>(mut env: EnvUno
     })
 }
 
+/// The version of the Java/native interface: `dev.cuhandle.Native` refuses a libcuhandle whose
+/// number differs from its own (a library from another cuhandle version, e.g. through
+/// `-Dcuhandle.library.path`), instead of failing later with `UnsatisfiedLinkError`s. Raise it
+/// with every change of a `NativeApi` signature.
+const ABI_VERSION: jint = 2;
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_abiVersion<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jint {
+    entry!(env, |_e| Ok(ABI_VERSION))
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_driverVersion<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jint {
     entry!(env, |_e| Ok(driver::loaded()?.version))

@@ -1,9 +1,14 @@
 //! Rust `log` records go to Java's `System.Logger` named `dev.cuhandle` (through the static
-//! method `dev.cuhandle.NativeLog.log(int, String)`). Records below the level Java enables are
+//! method `dev.cuhandle.NativeLog.log(int, String)`, which only queues the record: the logger and
+//! any handler a user installed run later on cuhandle's logging thread, never inside a native
+//! call and never under a native lock, rule L4). Records below the level Java enables are
 //! dropped by `log`'s max-level check before any formatting, so disabled logging costs one
 //! comparison.
+//!
+//! The class is held through a weak global reference: a strong one would keep cuhandle's class
+//! loader alive for ever (no redeploy in an application server).
 
-use jni::sys::{jclass, jint, jmethodID, jvalue, JNIEnv, JavaVM, JNI_OK, JNI_VERSION_1_8};
+use jni::sys::{jclass, jint, jmethodID, jobject, jvalue, JNIEnv, JavaVM, JNI_OK, JNI_VERSION_1_8};
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -11,32 +16,42 @@ use std::sync::OnceLock;
 
 static VM: AtomicPtr<JavaVM> = AtomicPtr::new(std::ptr::null_mut());
 
-/// The Java sink: a global reference to `NativeLog` and its `log` method.
+/// The Java sink: a weak global reference to `NativeLog` and its `log` method.
 struct Sink {
-    class: usize, // jclass global ref, as an integer so the struct is Send + Sync
+    class: usize, // jweak, as an integer so the struct is Send + Sync
     method: usize,
 }
 static SINK: OnceLock<Sink> = OnceLock::new();
 
 thread_local! {
-    // JNI forbids calls between Get/ReleasePrimitiveArrayCritical: records made there wait.
-    static IN_CRITICAL: Cell<u32> = const { Cell::new(0) };
-    static DEFERRED: RefCell<Vec<(i32, String)>> = const { RefCell::new(Vec::new()) };
+    /// Nesting depth of JNI entries on this thread; records made inside one wait in `PENDING`.
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    static PENDING: RefCell<Vec<(i32, String)>> = const { RefCell::new(Vec::new()) };
 }
 
-pub fn enter_critical() {
-    IN_CRITICAL.with(|c| c.set(c.get() + 1));
+/// Held for the body of every JNI entry (see `throw::entry!`): records made meanwhile — possibly
+/// under a native lock — are handed to Java only when it drops, after the body has returned and
+/// released every lock, and before the entry throws its exception, if any.
+pub struct DeferRecords(());
+
+impl DeferRecords {
+    pub fn begin() -> DeferRecords {
+        DEPTH.with(|d| d.set(d.get() + 1));
+        DeferRecords(())
+    }
 }
 
-pub fn leave_critical() {
-    let outside = IN_CRITICAL.with(|c| {
-        c.set(c.get().saturating_sub(1));
-        c.get() == 0
-    });
-    if outside {
-        let pending = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
-        for (level, text) in pending {
-            emit(level, &text);
+impl Drop for DeferRecords {
+    fn drop(&mut self) {
+        let outermost = DEPTH.with(|d| {
+            d.set(d.get().saturating_sub(1));
+            d.get() == 0
+        });
+        if outermost {
+            let records = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+            for (level, text) in records {
+                emit(level, &text);
+            }
         }
     }
 }
@@ -62,8 +77,8 @@ impl log::Log for Bridge {
         }
         let level = record.level() as i32; // Error=1 .. Trace=5
         let text = format!("{}", record.args());
-        if IN_CRITICAL.with(|c| c.get()) > 0 {
-            DEFERRED.with(|d| d.borrow_mut().push((level, text)));
+        if DEPTH.with(|d| d.get()) > 0 {
+            PENDING.with(|p| p.borrow_mut().push((level, text)));
         } else {
             emit(level, &text);
         }
@@ -101,8 +116,12 @@ pub unsafe fn install(env: *mut JNIEnv, max_level: i32) {
                 (i.v1_1.ExceptionClear)(env);
                 return;
             }
-            let global = (i.v1_1.NewGlobalRef)(env, local);
-            let _ = SINK.set(Sink { class: global as usize, method: id as usize });
+            let weak = (i.v1_2.NewWeakGlobalRef)(env, local);
+            if weak.is_null() {
+                (i.v1_1.ExceptionClear)(env);
+                return;
+            }
+            let _ = SINK.set(Sink { class: weak as usize, method: id as usize });
         }
         let _ = log::set_logger(&BRIDGE);
     }
@@ -131,16 +150,20 @@ fn emit(level: i32, text: &str) {
             eprintln!("cuhandle: {text}");
             return;
         }
-        let jtext = (i.v1_1.NewStringUTF)(env, message.as_ptr());
-        if jtext.is_null() {
-            (i.v1_1.ExceptionClear)(env);
+        // A local reference keeps the class loaded for the call; NULL once it was unloaded.
+        let class = (i.v1_2.NewLocalRef)(env, sink.class as jobject);
+        if class.is_null() {
             return;
         }
-        let args = [jvalue { i: level }, jvalue { l: jtext }];
-        (i.v1_1.CallStaticVoidMethodA)(env, sink.class as jclass, sink.method as jmethodID, args.as_ptr());
+        let jtext = (i.v1_1.NewStringUTF)(env, message.as_ptr());
+        if !jtext.is_null() {
+            let args = [jvalue { i: level }, jvalue { l: jtext }];
+            (i.v1_1.CallStaticVoidMethodA)(env, class as jclass, sink.method as jmethodID, args.as_ptr());
+            (i.v1_1.DeleteLocalRef)(env, jtext);
+        }
         if (i.v1_2.ExceptionCheck)(env) {
             (i.v1_1.ExceptionClear)(env);
         }
-        (i.v1_1.DeleteLocalRef)(env, jtext);
+        (i.v1_1.DeleteLocalRef)(env, class);
     }
 }

@@ -7,7 +7,7 @@ mod cuda;
 mod event;
 mod handle;
 mod library;
-mod logging;
+pub(crate) mod logging;
 mod raw;
 mod testing;
 mod throw;

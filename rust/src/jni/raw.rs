@@ -1,45 +1,125 @@
 //! The few raw JNI calls the `jni` crate has no allocation-free wrapper for.
 
-use jni::sys::{jarray, jobject, JNIEnv};
-use std::ffi::c_void;
+use crate::core::error::Error;
+use crate::jni::throw::JniResult;
+use jni::sys::{jarray, jint, jobject, jsize, JNIEnv};
 
-/// A pinned view of a Java primitive array; released when dropped. While it lives, no JNI call
-/// may be made on this thread (the logging bridge defers records meanwhile).
-pub struct CriticalArray {
+/// A Java primitive array reached through JNI's region copies (`Get/Set<Type>ArrayRegion`):
+/// bounded copies that never pin the array, so they cannot hold up the garbage collector.
+pub struct ArrayRegion {
     env: *mut JNIEnv,
     array: jarray,
-    pub ptr: *mut u8,
-    pub bytes: usize,
-    commit: bool,
+    kind: ElementKind,
+    length: usize,
 }
 
-impl CriticalArray {
-    /// Pins `array` (a Java primitive array whose elements are `element_bytes` wide).
-    ///
-    /// # Safety
-    /// `env` must be the current thread's JNIEnv and `array` a live local reference to a
-    /// primitive array of that element width.
-    pub unsafe fn pin(env: *mut JNIEnv, array: jobject, element_bytes: usize, commit: bool) -> Option<CriticalArray> {
-        // SAFETY: caller's contract: valid env and primitive array.
-        unsafe {
-            let length = ((**env).v1_1.GetArrayLength)(env, array) as usize;
-            let ptr = ((**env).v1_2.GetPrimitiveArrayCritical)(env, array, std::ptr::null_mut()) as *mut u8;
-            if ptr.is_null() {
-                return None;
-            }
-            crate::jni::logging::enter_critical();
-            Some(CriticalArray { env, array, ptr, bytes: length * element_bytes, commit })
+#[derive(Clone, Copy)]
+enum ElementKind {
+    Byte,
+    Int,
+    Long,
+    Float,
+    Double,
+}
+
+impl ElementKind {
+    /// The JVM's type letter, as `dev.cuhandle.Handle` passes it: B, I, J, F, D.
+    fn from_code(code: jint) -> Option<ElementKind> {
+        match u8::try_from(code).ok()? {
+            b'B' => Some(ElementKind::Byte),
+            b'I' => Some(ElementKind::Int),
+            b'J' => Some(ElementKind::Long),
+            b'F' => Some(ElementKind::Float),
+            b'D' => Some(ElementKind::Double),
+            _ => None,
+        }
+    }
+    fn bytes(self) -> usize {
+        match self {
+            ElementKind::Byte => 1,
+            ElementKind::Int | ElementKind::Float => 4,
+            ElementKind::Long | ElementKind::Double => 8,
         }
     }
 }
 
-impl Drop for CriticalArray {
-    fn drop(&mut self) {
-        // Mode 0 copies back (if the VM gave us a copy) and frees; JNI_ABORT (2) discards.
-        let mode = if self.commit { 0 } else { 2 };
-        // SAFETY: releases exactly the pointer obtained in `pin` on the same thread.
-        unsafe { ((**self.env).v1_2.ReleasePrimitiveArrayCritical)(self.env, self.array, self.ptr as *mut c_void, mode) };
-        crate::jni::logging::leave_critical();
+impl ArrayRegion {
+    /// # Safety
+    /// `env` must be the current thread's JNIEnv and `array` a live local reference to a
+    /// primitive array whose element type is `type_code` (the Java caller guarantees it).
+    pub unsafe fn new(env: *mut JNIEnv, array: jobject, type_code: jint) -> JniResult<ArrayRegion> {
+        let kind = ElementKind::from_code(type_code)
+            .ok_or_else(|| Error::invalid_argument(format!("unsupported array element type code {type_code}")))?;
+        // SAFETY: caller's contract.
+        let length = unsafe { ((**env).v1_1.GetArrayLength)(env, array) };
+        Ok(ArrayRegion { env, array, kind, length: usize::try_from(length).unwrap_or(0) })
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.length * self.kind.bytes()
+    }
+
+    pub fn element_bytes(&self) -> usize {
+        self.kind.bytes()
+    }
+
+    /// Elements `[byte_offset / size, ...)` of the array for `len` bytes, checked to lie inside.
+    fn elements(&self, byte_offset: usize, len: usize) -> Result<(jsize, jsize), Error> {
+        let size = self.kind.bytes();
+        let in_range = byte_offset % size == 0 && len % size == 0 && byte_offset.checked_add(len).is_some_and(|end| end <= self.bytes());
+        if !in_range {
+            return Err(Error::invalid_argument(format!("byte range [{byte_offset}, {byte_offset}+{len}) is not whole elements inside the Java array of {} bytes", self.bytes())));
+        }
+        // Both fit in jsize: they are at most the array's length, itself a jsize.
+        Ok(((byte_offset / size) as jsize, (len / size) as jsize))
+    }
+
+    /// Copies array bytes `[byte_offset, byte_offset + out.len())` into `out`.
+    pub fn read(&self, byte_offset: usize, out: &mut [u8]) -> Result<(), Error> {
+        let (start, count) = self.elements(byte_offset, out.len())?;
+        let (env, a, p) = (self.env, self.array, out.as_mut_ptr());
+        // SAFETY: valid env and array of this element type (constructor contract); the element
+        // range was checked against the array and `out` holds exactly `count` elements. The
+        // region functions copy unaligned-safe into a byte buffer as a memcpy does.
+        unsafe {
+            let f = &**env;
+            match self.kind {
+                ElementKind::Byte => (f.v1_1.GetByteArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Int => (f.v1_1.GetIntArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Long => (f.v1_1.GetLongArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Float => (f.v1_1.GetFloatArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Double => (f.v1_1.GetDoubleArrayRegion)(env, a, start, count, p.cast()),
+            }
+        }
+        self.pending_exception()
+    }
+
+    /// Copies `data` into array bytes `[byte_offset, byte_offset + data.len())`.
+    pub fn write(&self, byte_offset: usize, data: &[u8]) -> Result<(), Error> {
+        let (start, count) = self.elements(byte_offset, data.len())?;
+        let (env, a, p) = (self.env, self.array, data.as_ptr());
+        // SAFETY: as in `read`, with `data` holding exactly `count` elements.
+        unsafe {
+            let f = &**env;
+            match self.kind {
+                ElementKind::Byte => (f.v1_1.SetByteArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Int => (f.v1_1.SetIntArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Long => (f.v1_1.SetLongArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Float => (f.v1_1.SetFloatArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Double => (f.v1_1.SetDoubleArrayRegion)(env, a, start, count, p.cast()),
+            }
+        }
+        self.pending_exception()
+    }
+
+    /// A region copy that failed left a Java exception pending; it must not be followed by
+    /// further JNI calls other than returning.
+    fn pending_exception(&self) -> Result<(), Error> {
+        // SAFETY: valid env (constructor contract).
+        if unsafe { ((**self.env).v1_2.ExceptionCheck)(self.env) } {
+            return Err(Error::invalid_state("copying to or from the Java array failed (a Java exception is pending)"));
+        }
+        Ok(())
     }
 }
 

@@ -100,8 +100,14 @@ fn throw_cuda(env: *mut JNIEnv, code: i32, operation: &str, message: &str) {
 /// failure is `T::default()` (ignored by Java because an exception is pending).
 macro_rules! entry {
     ($env:ident, |$e:ident| $body:expr) => {
-        $env.with_env(|$e: &mut jni::Env| -> $crate::jni::throw::JniResult<_> { $body })
-            .resolve::<$crate::jni::throw::ThrowJava>()
+        $env.with_env(|$e: &mut jni::Env| -> $crate::jni::throw::JniResult<_> {
+            let records = $crate::jni::logging::DeferRecords::begin();
+            #[allow(clippy::redundant_closure_call)]
+            let result = (|| -> $crate::jni::throw::JniResult<_> { $body })();
+            drop(records);
+            result
+        })
+        .resolve::<$crate::jni::throw::ThrowJava>()
     };
 }
 pub(crate) use entry;

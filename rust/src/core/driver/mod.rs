@@ -4,7 +4,10 @@ mod api;
 
 pub use api::{CuResult, DriverApi};
 
-use crate::core::error::{Error, Result, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_NOT_SUPPORTED};
+use crate::core::error::{Error, Result, CUDA_ERROR_NOT_SUPPORTED};
+
+/// `CUDA_ERROR_NOT_INITIALIZED`.
+const CUDA_ERROR_NOT_INITIALIZED: i32 = 3;
 use std::ffi::CStr;
 use std::sync::{Mutex, OnceLock};
 
@@ -81,7 +84,7 @@ pub fn initialised() -> Result<&'static Driver> {
             let rc = unsafe { (driver.api.cuInit)(0) };
             driver.check(rc, "cuInit").map_err(|e| match e {
                 Error::Cuda(f) => Error2 { code: f.code, operation: f.operation, message: f.message },
-                other => Error2 { code: CUDA_ERROR_NOT_FOUND, operation: "cuInit".into(), message: other.to_string() },
+                other => Error2 { code: CUDA_ERROR_NOT_INITIALIZED, operation: "cuInit".into(), message: other.to_string() },
             })
         })
         .as_ref()
@@ -97,37 +100,70 @@ fn load() -> std::result::Result<Driver, Error2> {
     load_from(&candidates)
 }
 
+/// `CUDA_ERROR_FILE_NOT_FOUND`: no candidate file of libcuda exists.
+const CUDA_ERROR_FILE_NOT_FOUND: i32 = 301;
+/// `CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND`: the file loaded but lacks a driver entry point.
+const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: i32 = 302;
+/// `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`: a libcuda file exists but the dynamic linker refused it.
+const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: i32 = 303;
+
 fn load_from(candidates: &[String]) -> std::result::Result<Driver, Error2> {
-    let fail = |message: String| Error2 { code: CUDA_ERROR_NOT_FOUND, operation: "loading the CUDA driver library".into(), message };
-    let mut tried = Vec::new();
+    let fail = |code: i32, message: String| Error2 { code, operation: "loading the CUDA driver library".into(), message };
+    let mut absent = Vec::new();
+    let mut refused = Vec::new();
     for candidate in candidates {
         // SAFETY: loading libcuda runs its initialisers, which are designed to run in any process.
         match unsafe { libloading::Library::new(candidate) } {
-            Ok(library) => return finish_load(library, candidate).map_err(fail),
-            Err(e) => tried.push(format!("{candidate} ({e})")),
+            Ok(library) => return finish_load(library, candidate).map_err(|(code, message)| fail(code, message)),
+            // The dynamic linker's own reason is kept: "wrong ELF class", "permission denied"...
+            Err(e) if exists(candidate, &e) => refused.push(format!("{candidate}: {e}")),
+            Err(e) => absent.push(format!("{candidate} ({e})")),
         }
     }
-    Err(fail(format!(
-        "libcuda was not found (is the NVIDIA driver installed?); tried: {}. Set -Dcuhandle.driver.path=/path/to/libcuda.so.1 or {DRIVER_PATH_ENV} to choose one",
-        tried.join("; ")
-    )))
+    let choose = format!("Set -Dcuhandle.driver.path=/path/to/libcuda.so.1 or {DRIVER_PATH_ENV} to choose one");
+    if !refused.is_empty() {
+        return Err(fail(
+            CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
+            format!(
+                "libcuda exists but could not be loaded: {}{}. {choose}",
+                refused.join("; "),
+                if absent.is_empty() { String::new() } else { format!("; also tried: {}", absent.join("; ")) }
+            ),
+        ));
+    }
+    Err(fail(
+        CUDA_ERROR_FILE_NOT_FOUND,
+        format!("libcuda was not found (is the NVIDIA driver installed?); tried: {}. {choose}", absent.join("; ")),
+    ))
 }
 
-fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Result<Driver, String> {
+/// Whether a failed candidate is a file that exists (so its load error is the interesting part)
+/// rather than a name the dynamic linker found nowhere.
+fn exists(candidate: &str, error: &libloading::Error) -> bool {
+    if candidate.contains('/') {
+        return std::path::Path::new(candidate).exists();
+    }
+    !error.to_string().contains("No such file or directory")
+}
+
+fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Result<Driver, (i32, String)> {
     let path = mapped_path_of(&library_stem(candidate)).unwrap_or_else(|| candidate.to_string());
     let api = DriverApi::resolve(&library).map_err(|symbol| {
-        format!("{path} lacks the driver entry point {symbol}: the driver is older than CUDA 12.0, which cuhandle needs")
+        (
+            CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND,
+            format!("{path} lacks the driver entry point {symbol}: it is not an NVIDIA CUDA driver library, or one older than CUDA 12.0 (cuhandle needs 12.0 or newer)"),
+        )
     })?;
     let mut version = 0;
     // SAFETY: the out-pointer is a valid local; cuDriverGetVersion needs no cuInit.
     let rc = unsafe { (api.cuDriverGetVersion)(&mut version) };
     if rc != 0 {
-        return Err(format!("cuDriverGetVersion of {path} returned {rc}"));
+        return Err((rc, format!("cuDriverGetVersion of {path} returned {rc}")));
     }
     if version < MIN_DRIVER_VERSION {
-        return Err(format!(
-            "{path} is a driver for CUDA {}; cuhandle needs CUDA 12.0 or newer (error {CUDA_ERROR_NOT_SUPPORTED})",
-            version_string(version)
+        return Err((
+            CUDA_ERROR_NOT_SUPPORTED,
+            format!("{path} is a driver for CUDA {}; cuhandle needs CUDA 12.0 or newer: update the NVIDIA driver", version_string(version)),
         ));
     }
     Ok(Driver { api, path, version, _library: library })
@@ -207,7 +243,7 @@ mod tests {
     fn a_missing_driver_is_an_error_listing_every_path_tried() {
         let candidates = vec!["/nonexistent/libcuda.so.1".to_string(), "/also/not/here/libcuda.so".to_string()];
         let err = load_from(&candidates).err().expect("loading a nonexistent file must fail").to_error();
-        assert_eq!(err.cuda_code(), Some(CUDA_ERROR_NOT_FOUND));
+        assert_eq!(err.cuda_code(), Some(CUDA_ERROR_FILE_NOT_FOUND));
         let text = err.to_string();
         assert!(text.contains("/nonexistent/libcuda.so.1") && text.contains("/also/not/here/libcuda.so"), "{text}");
         assert!(text.contains(DRIVER_PATH_ENV), "{text}");
@@ -219,6 +255,20 @@ mod tests {
         let libc = mapped_path_of("libc.so").expect("libc is mapped");
         let err = load_from(&[libc]).err().expect("libc is no driver").to_error().to_string();
         assert!(err.contains("lacks the driver entry point cuInit"), "{err}");
+    }
+
+    #[test]
+    fn a_file_that_exists_but_cannot_load_keeps_the_linker_reason() {
+        let dir = std::env::temp_dir().join(format!("cuhandle-driver-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let bogus = dir.join("libcuda.so.1");
+        std::fs::write(&bogus, b"not an ELF file").expect("write");
+        let err = load_from(&[bogus.display().to_string(), "/nonexistent/libcuda.so.1".to_string()]).err().expect("refused").to_error();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(err.cuda_code(), Some(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED));
+        let text = err.to_string();
+        assert!(text.contains("exists but could not be loaded") && text.contains(&bogus.display().to_string()), "{text}");
+        assert!(text.contains("also tried: /nonexistent/libcuda.so.1"), "{text}");
     }
 
     #[test]
