@@ -18,8 +18,9 @@ public final class Cuda {
     public static String unavailableReason() {
         try {
             return deviceCount() > 0 ? null : "the driver reports no CUDA device";
-        } catch (RuntimeException e) {
-            return e.getMessage();
+        } catch (RuntimeException | LinkageError e) {
+            // LinkageError: a broken installation must still get an answer, not an Error (H12).
+            return e.getMessage() != null ? e.getMessage() : e.toString();
         }
     }
 

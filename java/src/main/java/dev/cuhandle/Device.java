@@ -45,14 +45,33 @@ public final class Device {
         return (int) info[4];
     }
 
-    /** Largest block size in dimension 0 (x), 1 (y) or 2 (z). */
+    /**
+     * Largest block size in one dimension.
+     *
+     * @param dimension 0 (x), 1 (y) or 2 (z)
+     * @return the most threads of a block in that dimension
+     * @throws IllegalArgumentException if {@code dimension} is not 0, 1 or 2
+     */
     public int maxBlockDim(int dimension) {
-        return (int) info[5 + dimension];
+        return (int) info[5 + checkDimension(dimension)];
     }
 
-    /** Largest grid size in dimension 0 (x), 1 (y) or 2 (z). */
+    /**
+     * Largest grid size in one dimension.
+     *
+     * @param dimension 0 (x), 1 (y) or 2 (z)
+     * @return the most blocks of a grid in that dimension
+     * @throws IllegalArgumentException if {@code dimension} is not 0, 1 or 2
+     */
     public int maxGridDim(int dimension) {
-        return (int) info[8 + dimension];
+        return (int) info[8 + checkDimension(dimension)];
+    }
+
+    private static int checkDimension(int dimension) {
+        if (dimension < 0 || dimension > 2) {
+            throw new IllegalArgumentException("dimension " + dimension + " does not exist; expected 0 (x), 1 (y) or 2 (z)");
+        }
+        return dimension;
     }
 
     public int maxSharedMemoryPerBlock() {

@@ -1,5 +1,7 @@
 package dev.cuhandle;
 
+import java.lang.ref.Reference;
+
 /**
  * Device memory of one context (rule K3). Created by a {@link Handle}; copies use that handle's
  * stream unless another handle of the same context is given. A {@link #slice} is a view that
@@ -8,50 +10,42 @@ package dev.cuhandle;
 public final class DeviceBuffer implements AutoCloseable {
     private final NativeObject state;
     private final Handle owner;
+    /**
+     * The buffer a view was sliced from (null for a buffer that owns its state). A view holds it
+     * strongly so that the memory behind a view can never be cleaned while the view is reachable
+     * (rule L1).
+     */
+    private final DeviceBuffer parent;
     private final long contextId;
     private final long baseAddress;
     private final long byteOffset;
     private final long byteLength;
-    private final boolean view;
 
     DeviceBuffer(Handle owner, long pointer, long bytes, boolean owned) {
         this.owner = owner;
-        this.state = NativeObject.register(this, pointer, owned ? "DeviceBuffer" : "wrapped DeviceBuffer", p -> free(p, owner));
+        this.parent = null;
         this.contextId = owner.contextId();
-        this.baseAddress = NativeApi.bufferAddress(pointer);
         this.byteOffset = 0;
         this.byteLength = bytes;
-        this.view = false;
+        long address;
+        try {
+            address = NativeApi.bufferAddress(pointer);
+        } catch (RuntimeException | Error e) {
+            NativeObject.freeNow(pointer, NativeApi::bufferFree, e);
+            throw e;
+        }
+        this.baseAddress = address;
+        this.state = NativeObject.register(this, pointer, owned ? "DeviceBuffer" : "wrapped DeviceBuffer", NativeApi::bufferFree);
     }
 
     private DeviceBuffer(DeviceBuffer parent, long offset, long length) {
         this.owner = parent.owner;
+        this.parent = parent.parent == null ? parent : parent.parent;
         this.state = parent.state;
         this.contextId = parent.contextId;
         this.baseAddress = parent.baseAddress;
         this.byteOffset = parent.byteOffset + offset;
         this.byteLength = length;
-        this.view = true;
-    }
-
-    /** Frees stream-ordered on the owner's stream while it is open, synchronously otherwise. */
-    private static void free(long pointer, Handle owner) {
-        long h = owner.isClosed() ? 0 : tryEnter(owner);
-        try {
-            NativeApi.bufferFree(pointer, h);
-        } finally {
-            if (h != 0) {
-                owner.exit();
-            }
-        }
-    }
-
-    private static long tryEnter(Handle owner) {
-        try {
-            return owner.enter();
-        } catch (IllegalStateException closed) {
-            return 0;
-        }
     }
 
     /** Bytes in this buffer (or view). */
@@ -82,7 +76,17 @@ public final class DeviceBuffer implements AutoCloseable {
         return state.isClosed();
     }
 
-    /** A view of {@code length} bytes from {@code offset}; valid while this buffer is open. */
+    /**
+     * A view of {@code length} bytes from byte {@code offset}, sharing this buffer's memory. The
+     * view keeps the memory reachable (it is never cleaned while the view is in use) but does not
+     * own it: closing the view does nothing, and once this buffer is closed every use of the view
+     * throws {@link IllegalStateException}.
+     *
+     * @param offset first byte of the view, counted from the start of this buffer (or view)
+     * @param length bytes in the view
+     * @return the view
+     * @throws IllegalArgumentException if the range is not inside this buffer
+     */
     public DeviceBuffer slice(long offset, long length) {
         if (offset < 0 || length < 0 || offset > byteLength - length) {
             throw new IllegalArgumentException("slice [" + offset + ", " + offset + "+" + length + ") is outside the buffer of " + byteLength + " bytes");
@@ -106,8 +110,10 @@ public final class DeviceBuffer implements AutoCloseable {
         return state.enter();
     }
 
+    /** Leaves a call entered with {@link #enterFor}; keeps this buffer (and a view's parent) reachable until here. */
     void exit() {
         state.exit();
+        Reference.reachabilityFence(this);
     }
 
     /** {@link #enterFor} for an optional buffer: 0 (nothing entered) when {@code buffer} is null. */
@@ -120,17 +126,6 @@ public final class DeviceBuffer implements AutoCloseable {
         if (pointer != 0) {
             buffer.exit();
         }
-    }
-
-    /** Checks use as a kernel argument with {@code handle}; returns the device address. */
-    long addressFor(Handle handle) {
-        if (handle.contextId() != contextId) {
-            enterFor(handle); // throws the context-mismatch message
-        }
-        if (state.isClosed()) {
-            throw new IllegalStateException(state.what() + " is closed");
-        }
-        return baseAddress + byteOffset;
     }
 
     public void download(float[] dst) {
@@ -183,12 +178,17 @@ public final class DeviceBuffer implements AutoCloseable {
         owner.copyToDevice(src, 0, this, src.length);
     }
 
-    /** Frees the memory (a view or wrapped pointer frees nothing). Idempotent. */
+    /**
+     * Frees the memory once all work queued in its context is done (a view or wrapped pointer
+     * frees nothing). Idempotent; returns when the memory is free, also when another thread closes
+     * it at the same time.
+     */
     @Override
     public void close() {
-        if (!view) {
+        if (parent == null) {
             state.close();
         }
+        Reference.reachabilityFence(this);
     }
 
     @Override

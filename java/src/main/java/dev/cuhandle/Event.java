@@ -1,5 +1,7 @@
 package dev.cuhandle;
 
+import java.lang.ref.Reference;
+
 /** A CUDA event of one context: record it on a handle's stream, wait for it, time between two. */
 public final class Event implements AutoCloseable {
     private final NativeObject state;
@@ -15,7 +17,7 @@ public final class Event implements AutoCloseable {
         if (handle.contextId() != contextId) {
             throw new IllegalArgumentException("the event belongs to context id " + contextId + ", the handle to " + handle.contextId());
         }
-        long e = state.enter();
+        long e = enter();
         try {
             long h = handle.enter();
             try {
@@ -24,17 +26,17 @@ public final class Event implements AutoCloseable {
                 handle.exit();
             }
         } finally {
-            state.exit();
+            exit();
         }
     }
 
     /** Waits until the work recorded before the event is done. */
     public void synchronize() {
-        long e = state.enter();
+        long e = enter();
         try {
             NativeApi.eventSynchronize(e);
         } finally {
-            state.exit();
+            exit();
         }
     }
 
@@ -43,21 +45,33 @@ public final class Event implements AutoCloseable {
         if (start.contextId != contextId) {
             throw new IllegalArgumentException("the start event belongs to context id " + start.contextId + ", this event to " + contextId);
         }
-        long e = state.enter();
+        long e = enter();
         try {
-            long s = start.state.enter();
+            long s = start.enter();
             try {
                 return NativeApi.eventElapsed(s, e);
             } finally {
-                start.state.exit();
+                start.exit();
             }
         } finally {
-            state.exit();
+            exit();
         }
     }
 
+    private long enter() {
+        return state.enter();
+    }
+
+    /** Leaves a call; keeps this event reachable until here, so the cleaner never runs during a call (L2). */
+    private void exit() {
+        state.exit();
+        Reference.reachabilityFence(this);
+    }
+
+    /** Destroys the event after calls in flight return. Idempotent. */
     @Override
     public void close() {
         state.close();
+        Reference.reachabilityFence(this);
     }
 }

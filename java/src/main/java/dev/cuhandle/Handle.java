@@ -1,5 +1,7 @@
 package dev.cuhandle;
 
+import java.lang.ref.Reference;
+
 import java.nio.ByteBuffer;
 import java.util.Objects;
 
@@ -17,12 +19,21 @@ public final class Handle implements AutoCloseable {
     private final boolean ownsPrimaryContext;
 
     private Handle(long pointer) {
-        this.state = NativeObject.register(this, pointer, "Handle", p -> NativeApi.handleDestroy(p));
-        long[] info = NativeApi.handleInfo(pointer);
+        long[] info;
+        Device d;
+        try {
+            info = NativeApi.handleInfo(pointer);
+            d = Cuda.device((int) info[2]);
+        } catch (RuntimeException | Error e) {
+            // Never registered: released here, not by the cleaner with a misleading leak warning.
+            NativeObject.freeNow(pointer, NativeApi::handleDestroy, e);
+            throw e;
+        }
         this.rawContext = info[0];
         this.contextId = info[1];
         this.ownsPrimaryContext = info[3] != 0;
-        this.device = Cuda.device((int) info[2]);
+        this.device = d;
+        this.state = NativeObject.register(this, pointer, "Handle", NativeApi::handleDestroy);
     }
 
     /**
@@ -40,7 +51,19 @@ public final class Handle implements AutoCloseable {
         return new Handle(NativeApi.handleCreateDevice(device));
     }
 
-    /** Binds to an existing context without owning it (H3): the caller keeps it alive. */
+    /**
+     * Binds to an existing context without owning it (H3): the caller keeps it alive.
+     *
+     * <p>Values that cannot be a driver context (0, negative, inside the first page of memory,
+     * not 8-byte aligned) are refused before the driver sees them. A value that looks like a
+     * context but is not one the driver created (a stale or random address) cannot be checked
+     * without the driver dereferencing it: passing one is undefined behaviour, as in C.
+     *
+     * @param rawContext a {@code CUcontext} from the driver (JCuda's {@code getNativePointer()}, say)
+     * @return a handle bound to that context
+     * @throws IllegalArgumentException if {@code rawContext} cannot be a context
+     * @throws CudaException if the driver rejects the context (for example, destroyed)
+     */
     public static Handle wrap(long rawContext) {
         Native.ensureLoaded();
         return new Handle(NativeApi.handleWrap(rawContext));
@@ -84,8 +107,10 @@ public final class Handle implements AutoCloseable {
         return state.enter();
     }
 
+    /** Leaves a call; keeps this handle reachable until here, so the cleaner never runs during a call (L2). */
     void exit() {
         state.exit();
+        Reference.reachabilityFence(this);
     }
 
     /** Fails with a {@link CudaException} if the context was destroyed or reset (H8). */
@@ -104,8 +129,19 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * Sends later work to a raw {@code CUstream} of this handle's context (0 = legacy default
-     * stream), like {@code cublasSetStream}. The previous stream is synchronised first.
+     * Sends later work to a raw {@code CUstream} of this handle's context (0 or 1 = the legacy
+     * default stream), like {@code cublasSetStream}. The previous stream is synchronised first.
+     *
+     * <p>{@code CU_STREAM_PER_THREAD} (2) is refused: it is a different stream on every calling
+     * thread, so the handle could not order its reductions, {@link #synchronize()} or
+     * {@link #close()} on it. Values that cannot be a stream (negative, inside the first page, not
+     * 8-byte aligned) are refused before the driver sees them; a stream of another context is
+     * refused by asking the driver. A value that looks like a stream but is not a live one cannot
+     * be checked: passing one is undefined behaviour, as in C.
+     *
+     * @param rawStream a {@code CUstream} of this handle's context, or 0
+     * @throws IllegalArgumentException if the value cannot be a stream of this context
+     * @throws CudaException if the driver rejects the stream
      */
     public void setStream(long rawStream) {
         long h = enter();
@@ -161,7 +197,20 @@ public final class Handle implements AutoCloseable {
         }
     }
 
-    /** Views memory someone else allocated in this context (interop); closing it frees nothing. */
+    /**
+     * Views memory someone else allocated in this context (interop); closing it frees nothing.
+     *
+     * <p>An address that cannot be device memory (0 with a non-zero size, negative, inside the
+     * first page) is refused. Whether the range really is live device memory of this context
+     * cannot be checked: the caller keeps it allocated while the view is used. BLAS calls check
+     * the alignment of every operand's absolute address, so a misaligned view is refused there
+     * rather than faulting on the device.
+     *
+     * @param deviceAddress the first byte ({@code CUdeviceptr})
+     * @param bytes size of the range in bytes
+     * @return a buffer that views the range
+     * @throws IllegalArgumentException if the address or size cannot be valid
+     */
     public DeviceBuffer wrapPointer(long deviceAddress, long bytes) {
         if (bytes < 0) {
             throw new IllegalArgumentException("buffer size is " + bytes + " bytes; expected >= 0");
@@ -260,6 +309,23 @@ public final class Handle implements AutoCloseable {
         copyDirect(src, dst, dstOffset, bytes, false);
     }
 
+    /** The JVM's type letter of the array's elements, which the native side uses to pick JNI's region copy. */
+    private static int typeCode(Object array) {
+        if (array instanceof float[]) {
+            return 'F';
+        }
+        if (array instanceof double[]) {
+            return 'D';
+        }
+        if (array instanceof int[]) {
+            return 'I';
+        }
+        if (array instanceof long[]) {
+            return 'J';
+        }
+        return 'B';
+    }
+
     private static int elementBytes(Object array) {
         if (array instanceof float[] || array instanceof int[]) {
             return 4;
@@ -289,9 +355,9 @@ public final class Handle implements AutoCloseable {
         try {
             b = buffer.enterFor(this);
             if (upload) {
-                NativeApi.uploadArray(h, b, buffer.byteOffset(), array, es, (long) arrayOffset * es, bytes);
+                NativeApi.uploadArray(h, b, buffer.byteOffset(), array, typeCode(array), (long) arrayOffset * es, bytes);
             } else {
-                NativeApi.downloadArray(h, b, buffer.byteOffset(), array, es, (long) arrayOffset * es, bytes);
+                NativeApi.downloadArray(h, b, buffer.byteOffset(), array, typeCode(array), (long) arrayOffset * es, bytes);
             }
         } finally {
             DeviceBuffer.exit(buffer, b);
@@ -376,7 +442,7 @@ public final class Handle implements AutoCloseable {
             launch.setArgs(args);
             launch.launch(this);
         } finally {
-            launch.clearBuffers();
+            launch.release(); // the thread's launch object must not keep the kernel, its library or buffers alive
         }
     }
 
@@ -403,6 +469,7 @@ public final class Handle implements AutoCloseable {
     @Override
     public void close() {
         state.close();
+        Reference.reachabilityFence(this);
     }
 
     @Override

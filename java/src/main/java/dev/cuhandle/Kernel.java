@@ -63,10 +63,23 @@ public final class Kernel {
         return sizes == null ? -1 : sizes.length;
     }
 
-    /** Size in bytes of parameter {@code index}, or -1 when unknown (see {@link #parameterCount()}). */
+    /**
+     * Size in bytes of one parameter.
+     *
+     * @param index the parameter, from 0
+     * @return its size in bytes, or -1 when the sizes are unknown (see {@link #parameterCount()})
+     * @throws IllegalArgumentException if the sizes are known and {@code index} is not a parameter
+     */
     public int parameterSize(int index) {
         int[] sizes = paramSizes;
-        return sizes == null ? -1 : sizes[index];
+        if (sizes == null) {
+            return -1;
+        }
+        if (index < 0 || index >= sizes.length) {
+            throw new IllegalArgumentException("kernel '" + name + "' has " + sizes.length + " parameters; index " + index
+                    + " is outside [0, " + sizes.length + ")");
+        }
+        return sizes[index];
     }
 
     /** The parameter sizes for a launch on {@code handle} (which has entered its call), or null if unknowable. */

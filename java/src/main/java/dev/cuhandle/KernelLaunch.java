@@ -80,7 +80,13 @@ public final class KernelLaunch {
         sizes[index] = size;
         buffers[index] = null;
         argCount = Math.max(argCount, index + 1);
-        return index * SLOT;
+        int at = index * SLOT;
+        if (size < SLOT) {
+            // No stale upper bytes of a wider earlier argument: a driver that cannot check sizes
+            // (before 12.4) would hand them to the kernel.
+            slots.putLong(at, 0);
+        }
+        return at;
     }
 
     public KernelLaunch arg(int index, DeviceBuffer buffer) {
@@ -129,6 +135,11 @@ public final class KernelLaunch {
         return this;
     }
 
+    /** The 8 bytes of argument slot {@code index} as a long (for tests). */
+    long slotBits(int index) {
+        return slots.getLong(index * SLOT);
+    }
+
     /** Sets the argument count explicitly (e.g. 0 for a kernel without parameters). */
     public KernelLaunch argCount(int count) {
         if (count < 0 || count > MAX_ARGS) {
@@ -167,23 +178,65 @@ public final class KernelLaunch {
         }
     }
 
-    void clearBuffers() {
-        java.util.Arrays.fill(buffers, 0, argCount, null);
+    /** Forgets the kernel and buffer arguments, so that the thread's reusable launch keeps none of them alive. */
+    void release() {
+        java.util.Arrays.fill(buffers, 0, MAX_ARGS, null);
+        kernel = null;
     }
 
-    /** Launches on {@code handle}'s stream. */
+    /**
+     * Launches on {@code handle}'s stream. The kernel's library, the handle and every
+     * {@link DeviceBuffer} argument are held open for the launch: a concurrent close waits for it
+     * instead of freeing them first, and a closed one is an {@link IllegalStateException}.
+     *
+     * @param handle the handle whose context and stream run the kernel
+     * @throws IllegalArgumentException if the arguments, grid, block or shared memory do not fit
+     *     the kernel or the device, or a buffer belongs to another context
+     * @throws IllegalStateException if the handle, library or a buffer argument is closed
+     * @throws CudaException if the driver refuses the launch
+     */
     public void launch(Handle handle) {
-        long lib = kernel.library().enter();
+        Library library = kernel.library();
+        long lib = library.enter();
         try {
             long h = handle.enter();
             try {
-                check(handle, h, lib);
-                NativeApi.launch(h, kernel.raw(), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress, argCount);
+                int entered = enterBuffers(handle);
+                try {
+                    check(handle, h, lib);
+                    NativeApi.launch(h, kernel.raw(), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress, argCount);
+                } finally {
+                    exitBuffers(entered);
+                }
             } finally {
                 handle.exit();
             }
         } finally {
-            kernel.library().exit();
+            library.exit();
+        }
+    }
+
+    /** Enters every buffer argument (in index order); returns how many slots were walked. */
+    private int enterBuffers(Handle handle) {
+        int i = 0;
+        try {
+            for (; i < argCount; i++) {
+                if (buffers[i] != null) {
+                    buffers[i].enterFor(handle);
+                }
+            }
+            return i;
+        } catch (RuntimeException e) {
+            exitBuffers(i);
+            throw e;
+        }
+    }
+
+    private void exitBuffers(int count) {
+        for (int i = 0; i < count; i++) {
+            if (buffers[i] != null) {
+                buffers[i].exit();
+            }
         }
     }
 
@@ -198,11 +251,6 @@ public final class KernelLaunch {
                     throw new IllegalArgumentException("kernel '" + kernel.name() + "' parameter " + i + " is " + expected[i]
                             + " bytes; the argument given is " + sizes[i] + " bytes");
                 }
-            }
-        }
-        for (int i = 0; i < argCount; i++) {
-            if (buffers[i] != null) {
-                buffers[i].addressFor(handle);
             }
         }
         Device d = handle.device();

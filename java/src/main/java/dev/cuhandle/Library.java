@@ -3,6 +3,7 @@ package dev.cuhandle;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.lang.ref.Reference;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -29,6 +30,15 @@ public final class Library implements AutoCloseable {
         return new Library(NativeApi.libraryLoad(image));
     }
 
+    /**
+     * Loads PTX text, a cubin or a fatbin from a file.
+     *
+     * @param file the module image
+     * @return the loaded library
+     * @throws java.io.UncheckedIOException if the file cannot be read (its {@code IOException} is the cause)
+     * @throws IllegalArgumentException if the bytes are no module image
+     * @throws CudaException if the driver rejects the image (with the JIT log) or cannot be used
+     */
     public static Library load(Path file) {
         Objects.requireNonNull(file, "file");
         try {
@@ -38,7 +48,16 @@ public final class Library implements AutoCloseable {
         }
     }
 
-    /** Loads a class-path resource (e.g. {@code "/kernels/my.fatbin"}) seen from {@code anchor}'s class loader. */
+    /**
+     * Loads a class-path resource (e.g. {@code "/kernels/my.fatbin"}) seen from {@code anchor}'s class loader.
+     *
+     * @param anchor the class whose loader finds the resource ({@code getResourceAsStream} rules)
+     * @param resource the resource name
+     * @return the loaded library
+     * @throws IllegalArgumentException if there is no such resource, or it is no module image
+     * @throws java.io.UncheckedIOException if reading the resource fails
+     * @throws CudaException if the driver rejects the image or cannot be used
+     */
     public static Library loadResource(Class<?> anchor, String resource) {
         Objects.requireNonNull(anchor, "anchor");
         Objects.requireNonNull(resource, "resource");
@@ -59,23 +78,23 @@ public final class Library implements AutoCloseable {
             throw new IllegalArgumentException("kernel name '" + name.replace("\0", "\\0") + "' " + (name.isEmpty() ? "is empty" : "contains a NUL character")
                     + "; expected a kernel's (extern \"C\" or mangled) name");
         }
-        long lib = state.enter();
+        long lib = enter();
         try {
             long[] info = NativeApi.kernelGet(lib, name);
             return new Kernel(this, name, info[0], java.util.Arrays.copyOfRange(info, 1, info.length));
         } finally {
-            state.exit();
+            exit();
         }
     }
 
     /** Names of the kernels, or an empty list where the driver cannot enumerate them (before 12.4). */
     public List<String> kernelNames() {
-        long lib = state.enter();
+        long lib = enter();
         try {
             String[] names = NativeApi.libraryKernelNames(lib);
             return names == null ? Collections.emptyList() : Collections.unmodifiableList(Arrays.asList(names));
         } finally {
-            state.exit();
+            exit();
         }
     }
 
@@ -85,6 +104,7 @@ public final class Library implements AutoCloseable {
 
     void exit() {
         state.exit();
+        Reference.reachabilityFence(this);
     }
 
     public boolean isClosed() {
@@ -95,5 +115,6 @@ public final class Library implements AutoCloseable {
     @Override
     public void close() {
         state.close();
+        Reference.reachabilityFence(this);
     }
 }

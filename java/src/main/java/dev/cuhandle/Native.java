@@ -7,6 +7,8 @@ package dev.cuhandle;
 final class Native {
     /** {@code -Dcuhandle.driver.path=/path/to/libcuda.so.1} chooses the driver library. */
     static final String DRIVER_PROPERTY = "cuhandle.driver.path";
+    /** The Java/native interface version; equals {@code ABI_VERSION} in rust/src/jni/cuda.rs. */
+    static final int ABI_VERSION = 2;
 
     private static final NativeLoader.Loaded LOADED;
     private static final CudaException FAILURE;
@@ -16,17 +18,37 @@ final class Native {
         CudaException failure = null;
         try {
             loaded = NativeLoader.load();
+            checkAbi(loaded);
             NativeApi.configure(System.getProperty(DRIVER_PROPERTY), NativeLog.enabledNativeLevel());
         } catch (CudaException e) {
             failure = e;
         } catch (Throwable e) {
-            failure = new CudaException(CudaError.NOT_FOUND.code(), "loading libcuhandle", e.toString(), e);
+            failure = new CudaException(CudaError.SHARED_OBJECT_INIT_FAILED.code(), "loading libcuhandle", e.toString(), e);
         }
         LOADED = loaded;
         FAILURE = failure;
     }
 
     private Native() {}
+
+    /**
+     * Refuses a libcuhandle of another cuhandle version (its native methods would not match these
+     * classes and fail one by one with {@code UnsatisfiedLinkError}s).
+     */
+    private static void checkAbi(NativeLoader.Loaded loaded) {
+        int found;
+        try {
+            found = NativeApi.abiVersion();
+        } catch (UnsatisfiedLinkError e) {
+            found = -1; // a library from before the version check existed
+        }
+        if (found != ABI_VERSION) {
+            throw new CudaException(CudaError.SHARED_OBJECT_INIT_FAILED.code(), "loading libcuhandle",
+                    "the native library " + loaded.source + " has interface version " + (found < 0 ? "(none: an older cuhandle)" : String.valueOf(found))
+                            + " but these classes need version " + ABI_VERSION + ": it belongs to another cuhandle version. Use the libcuhandle.so of the same cuhandle JAR"
+                            + " (remove -D" + NativeLoader.PATH_PROPERTY + " to use the bundled one)");
+        }
+    }
 
     static void ensureLoaded() {
         if (FAILURE != null) {

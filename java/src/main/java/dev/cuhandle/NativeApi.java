@@ -10,6 +10,9 @@ import java.nio.ByteBuffer;
 final class NativeApi {
     private NativeApi() {}
 
+    /** The interface version of the loaded libcuhandle; must equal {@link Native#ABI_VERSION}. */
+    static native int abiVersion();
+
     static native void configure(String driverPath, int logLevel);
 
     static native int driverVersion();
@@ -66,11 +69,11 @@ final class NativeApi {
 
     static native long bufferContextId(long buffer);
 
-    static native void bufferFree(long buffer, long handleOrZero);
+    static native void bufferFree(long buffer);
 
-    static native void uploadArray(long handle, long buffer, long offset, Object array, int elementBytes, long arrayByteOffset, long bytes);
+    static native void uploadArray(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes);
 
-    static native void downloadArray(long handle, long buffer, long offset, Object array, int elementBytes, long arrayByteOffset, long bytes);
+    static native void downloadArray(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes);
 
     static native void uploadDirect(long handle, long buffer, long offset, ByteBuffer direct, long directOffset, long bytes);
 

@@ -2,10 +2,11 @@ package dev.cuhandle;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -64,7 +65,7 @@ final class NativeLoader {
             }
             String dir = System.getProperty(TMPDIR_PROPERTY, System.getProperty("java.io.tmpdir"));
             extracted = Files.createTempFile(Paths.get(dir), "libcuhandle-", ".so");
-            Files.copy(in, extracted, StandardCopyOption.REPLACE_EXISTING);
+            writeInto(in, extracted);
             System.load(extracted.toString());
             return new Loaded(extracted + " (extracted from " + resource + ")");
         } catch (IOException | UnsatisfiedLinkError e) {
@@ -82,9 +83,22 @@ final class NativeLoader {
         }
     }
 
+    /**
+     * Writes into the file {@code createTempFile} made (owner-only permissions) without replacing
+     * it: {@code Files.copy(..., REPLACE_EXISTING)} deletes and recreates it with the umask's
+     * permissions, leaving a window in which another user could swap the library.
+     */
+    static void writeInto(InputStream in, Path file) throws IOException {
+        try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            in.transferTo(out);
+        }
+    }
+
     private static CudaException failure(List<String> tried, Throwable cause) {
         String message = "the cuhandle native library could not be loaded; tried: " + String.join("; ", tried)
-                + ". Set -D" + PATH_PROPERTY + "=/path/to/libcuhandle.so to use another copy";
-        return new CudaException(CudaError.NOT_FOUND.code(), "loading libcuhandle", message, cause);
+                + ". Set -D" + PATH_PROPERTY + "=/path/to/libcuhandle.so to use another copy, or -D" + TMPDIR_PROPERTY
+                + "=/a/directory/that/allows/exec if the temporary directory is mounted noexec";
+        int code = cause == null ? CudaError.FILE_NOT_FOUND.code() : CudaError.SHARED_OBJECT_INIT_FAILED.code();
+        return new CudaException(code, "loading libcuhandle", message, cause);
     }
 }

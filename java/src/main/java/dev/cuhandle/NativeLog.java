@@ -1,6 +1,20 @@
 package dev.cuhandle;
 
-/** Receives the native layer's log records and forwards them to {@code System.Logger "dev.cuhandle"}. */
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Receives the native layer's log records and forwards them to {@code System.Logger "dev.cuhandle"}.
+ *
+ * <p>Records are queued and published by a daemon thread, {@code cuhandle-log}: the native side
+ * emits them while a call is in flight, and a logger handler that ran right there could call back
+ * into cuhandle (say, close the handle whose call is logging, which would wait for that very
+ * call, rule L5). On the logging thread such a handler just runs after the call. The thread ends
+ * after a few idle seconds, so that it never pins cuhandle's class loader for long.
+ */
 final class NativeLog {
     static final System.Logger LOGGER = System.getLogger("dev.cuhandle");
 
@@ -12,12 +26,102 @@ final class NativeLog {
         System.Logger.Level.DEBUG,
         System.Logger.Level.TRACE,
     };
+    /** Records beyond this many waiting are dropped (counted, and reported with the next record). */
+    private static final int CAPACITY = 10_000;
+    private static final long IDLE_EXIT_MILLIS = 5_000;
+
+    private static final BlockingQueue<Record> QUEUE = new ArrayBlockingQueue<>(CAPACITY);
+    private static final AtomicInteger DROPPED = new AtomicInteger();
+    /** Records queued and records published, for {@link #awaitPublished}. */
+    private static final AtomicLong QUEUED = new AtomicLong();
+    private static final AtomicLong PUBLISHED = new AtomicLong();
+    private static final Object WORKER_LOCK = new Object();
+    private static Thread worker;
+
+    private static final class Record {
+        final int level;
+        final String message;
+
+        Record(int level, String message) {
+            this.level = level;
+            this.message = message;
+        }
+    }
 
     private NativeLog() {}
 
-    /** Called from Rust; {@code level} follows Rust's {@code log::Level} (1 = error .. 5 = trace). */
+    /** Called from Rust; {@code level} follows Rust's {@code log::Level} (1 = error .. 5 = trace). Never blocks. */
     static void log(int level, String message) {
-        LOGGER.log(LEVELS[Math.max(1, Math.min(5, level))], message);
+        if (QUEUE.offer(new Record(Math.max(1, Math.min(5, level)), message))) {
+            QUEUED.incrementAndGet();
+            ensureWorker();
+        } else {
+            DROPPED.incrementAndGet();
+        }
+    }
+
+    private static void ensureWorker() {
+        synchronized (WORKER_LOCK) {
+            if (worker == null) {
+                worker = new Thread(NativeLog::publishUntilIdle, "cuhandle-log");
+                worker.setDaemon(true);
+                worker.start();
+            }
+        }
+    }
+
+    private static void publishUntilIdle() {
+        while (true) {
+            Record r;
+            try {
+                r = QUEUE.poll(IDLE_EXIT_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                r = null;
+            }
+            if (r == null) {
+                synchronized (WORKER_LOCK) {
+                    if (QUEUE.isEmpty()) {
+                        worker = null; // a later record starts a new thread
+                        return;
+                    }
+                }
+                continue;
+            }
+            publish(r);
+        }
+    }
+
+    private static void publish(Record r) {
+        try {
+            int dropped = DROPPED.getAndSet(0);
+            if (dropped > 0) {
+                LOGGER.log(System.Logger.Level.WARNING, dropped + " native log records were dropped: more than " + CAPACITY + " were waiting");
+            }
+            LOGGER.log(LEVELS[r.level], r.message);
+        } catch (RuntimeException e) {
+            // A failing handler must not end the publishing of later records.
+        } finally {
+            synchronized (PUBLISHED) {
+                PUBLISHED.incrementAndGet();
+                PUBLISHED.notifyAll();
+            }
+        }
+    }
+
+    /** Waits until every record queued before this call was published; false on timeout. For tests and shutdown. */
+    static boolean awaitPublished(long timeoutMillis) throws InterruptedException {
+        long target = QUEUED.get();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        synchronized (PUBLISHED) {
+            while (PUBLISHED.get() < target) {
+                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (left <= 0) {
+                    return false;
+                }
+                PUBLISHED.wait(left);
+            }
+        }
+        return true;
     }
 
     /** The most verbose Rust level Java currently enables, so disabled records cost nothing. */

@@ -9,6 +9,14 @@ import java.util.function.LongConsumer;
  * logging a warning (rule H7; creation stack with {@code -Dcuhandle.debugLeaks=true}). The free
  * action captures only this object, never the public wrapper, so the wrapper can become
  * unreachable.
+ *
+ * <p>Cleaning is closing (rule L2): the cleaner's action goes through the same protocol as
+ * {@link #close()}, marking the object closed and waiting for calls in flight before it frees.
+ * The public wrappers also keep themselves reachable ({@code Reference.reachabilityFence}) until
+ * each native call made on their behalf has returned, so the cleaner can never run during one.
+ *
+ * <p>Every {@link #close()} returns only when the release is complete (rule L5), also the ones
+ * that lose the race to a concurrent close.
  */
 final class NativeObject implements Runnable {
     static final String DEBUG_LEAKS_PROPERTY = "cuhandle.debugLeaks";
@@ -24,6 +32,10 @@ final class NativeObject implements Runnable {
     private final Throwable origin;
     private final long pointer;
     private volatile boolean closedExplicitly;
+    /** Set once the free action has finished; later closers wait for it. */
+    private volatile boolean released;
+    /** The thread running the free action, so that a close from inside it fails instead of waiting for itself. */
+    private volatile Thread releasing;
     private Cleaner.Cleanable cleanable;
 
     private NativeObject(long pointer, String what, LongConsumer free) {
@@ -33,22 +45,30 @@ final class NativeObject implements Runnable {
         this.origin = Boolean.getBoolean(DEBUG_LEAKS_PROPERTY) ? new Throwable(what + " created here") : null;
     }
 
-    /** Wraps {@code pointer}; {@code free} releases it exactly once. */
+    /**
+     * Wraps {@code pointer}; {@code free} releases it exactly once. Call it last in the owner's
+     * constructor, once nothing can fail any more, so that a failing constructor never leaves the
+     * pointer to the cleaner (use {@link #freeNow} on failure instead).
+     */
     static NativeObject register(Object owner, long pointer, String what, LongConsumer free) {
         NativeObject object = new NativeObject(pointer, what, free);
         object.cleanable = CLEANER.register(owner, object);
         return object;
     }
 
+    /** Releases a pointer that was never registered (an owner's constructor failed), keeping {@code failure} primary. */
+    static void freeNow(long pointer, LongConsumer free, Throwable failure) {
+        try {
+            free.accept(pointer);
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
     /** Enters a call and returns the pointer; pair with {@link #exit()} in a finally block. */
     long enter() {
         lifetime.enter(what);
         return pointer;
-    }
-
-    /** The pointer if open (and a call entered), else 0. */
-    long tryEnter() {
-        return lifetime.tryEnter() ? pointer : 0;
     }
 
     void exit() {
@@ -63,26 +83,61 @@ final class NativeObject implements Runnable {
         return what;
     }
 
-    /** Closes: waits for calls in flight, then frees. Idempotent. */
+    /** Closes: waits for calls in flight, then frees. Idempotent; returns when the release is done. */
     void close() {
         if (lifetime.close()) {
             closedExplicitly = true;
             cleanable.clean();
+        } else {
+            awaitReleased();
+        }
+    }
+
+    private void awaitReleased() {
+        if (released) {
+            return;
+        }
+        if (releasing == Thread.currentThread()) {
+            throw new IllegalStateException(what + " is being released by this thread; close() from inside its own release cannot wait for itself");
+        }
+        boolean interrupted = false;
+        synchronized (this) {
+            while (!released) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true; // the release is bounded: finish waiting, keep the flag
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
     /** The cleaning action: runs once, from {@link #close()} or from the cleaner thread. */
     @Override
     public void run() {
-        if (!closedExplicitly) {
-            String message = what + " was not closed and became unreachable; cuhandle released it. Close it (try-with-resources)"
-                    + (origin == null ? " or run with -D" + DEBUG_LEAKS_PROPERTY + "=true to see where it was created" : "");
-            NativeLog.LOGGER.log(System.Logger.Level.WARNING, message, origin);
-        }
+        releasing = Thread.currentThread();
         try {
+            if (!closedExplicitly) {
+                // The owner became unreachable. Close through the same protocol as close(): no
+                // call can be in flight (the wrappers fence themselves), but if one were, freeing
+                // now would pull the memory from under it.
+                lifetime.close();
+                String message = what + " was not closed and became unreachable; cuhandle released it. Close it (try-with-resources)"
+                        + (origin == null ? " or run with -D" + DEBUG_LEAKS_PROPERTY + "=true to see where it was created" : "");
+                NativeLog.LOGGER.log(System.Logger.Level.WARNING, message, origin);
+            }
             free.accept(pointer);
         } catch (RuntimeException e) {
             NativeLog.LOGGER.log(System.Logger.Level.WARNING, "releasing " + what + " failed", e);
+        } finally {
+            synchronized (this) {
+                released = true;
+                releasing = null;
+                notifyAll();
+            }
         }
     }
 }
