@@ -104,6 +104,7 @@ typedef struct Kernel {
 
 typedef struct Library {
     enum ImageKind kind;
+    int parsed; /* kernels and parameters known from PTX (the image's own or a fatbin's) */
     size_t nkernels;
     Kernel **kernels; /* PTX: every entry; fatbin/cubin: those looked up so far */
 } Library;
@@ -1189,6 +1190,80 @@ static int parse_ptx(Library *lib, const char *text) {
     return 1;
 }
 
+/* LZ4 block decompression (nvcc compresses fatbin entries with it); 0 on malformed input. */
+static size_t lz4_block(const unsigned char *in, size_t in_len, unsigned char *out, size_t cap) {
+    const unsigned char *ip = in, *end = in + in_len;
+    size_t op = 0;
+    while (ip < end) {
+        unsigned token = *ip++;
+        size_t lit = token >> 4;
+        if (lit == 15) {
+            unsigned char b;
+            do {
+                if (ip >= end) return 0;
+                b = *ip++;
+                lit += b;
+            } while (b == 255);
+        }
+        if (lit > (size_t)(end - ip) || lit > cap - op) return 0;
+        memcpy(out + op, ip, lit);
+        ip += lit;
+        op += lit;
+        if (ip >= end) break; /* the last sequence has literals only */
+        if (end - ip < 2) return 0;
+        size_t offset = ip[0] | (size_t)ip[1] << 8;
+        ip += 2;
+        size_t match = token & 15;
+        if (match == 15) {
+            unsigned char b;
+            do {
+                if (ip >= end) return 0;
+                b = *ip++;
+                match += b;
+            } while (b == 255);
+        }
+        match += 4;
+        if (offset == 0 || offset > op || match > cap - op) return 0;
+        for (size_t i = 0; i < match; i++, op++) out[op] = out[op - offset];
+    }
+    return op;
+}
+
+static uint64_t le(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* The first PTX entry of a fatbin as NUL-terminated text (malloc'ed), or NULL. The fatbin's own
+ * sizes were checked by cuhandle (image.rs) before it reaches any driver. Entry header: kind u16
+ * (1 = PTX), version u16, header size u32, payload size u64, compressed size u32 at 16, flags u64
+ * at 40 (0x2000 = LZ4-compressed), uncompressed size u64 at 56. */
+static char *fatbin_ptx(const unsigned char *b) {
+    uint64_t at = le(b + 6, 2), end = at + le(b + 8, 8);
+    while (at + 16 <= end) {
+        const unsigned char *e = b + at;
+        uint64_t header = le(e + 4, 4), payload = le(e + 8, 8);
+        if (header < 16 || header + payload > end - at) return NULL;
+        if (le(e, 2) == 1) {
+            const unsigned char *data = e + header;
+            int compressed = header >= 64 && (le(e + 40, 8) & 0x2000);
+            size_t size = compressed ? le(e + 56, 8) : payload;
+            if (size > (256u << 20)) return NULL;
+            char *text = calloc(1, size + 1);
+            if (!text) return NULL;
+            if (!compressed) memcpy(text, data, size);
+            else if (!lz4_block(data, le(e + 16, 4) <= payload ? le(e + 16, 4) : payload, (unsigned char *)text, size)) {
+                free(text);
+                return NULL;
+            }
+            return text;
+        }
+        at += header + payload;
+    }
+    return NULL;
+}
+
 static void jit_log(void **options_values, int *options, unsigned n, const char *message) {
     char *buffer = NULL;
     size_t size = 0;
@@ -1213,10 +1288,20 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, int *jit
     if (!lib) RETURN(OUT_OF_MEMORY);
     if (b[0] == 0x50 && b[1] == 0xED && b[2] == 0x55 && b[3] == 0xBA) { /* 0xBA55ED50 little-endian */
         lib->kind = IMAGE_FATBIN;
+        /* Kernels and parameters come from the fatbin's PTX where it has one (nvcc's
+         * -gencode ...,code=compute_XX); without one, any name is a kernel of unknown signature. */
+        char *ptx = fatbin_ptx(b);
+        lib->parsed = ptx && parse_ptx(lib, ptx) && lib->nkernels > 0;
+        free(ptx);
+        if (!lib->parsed) { /* forget what a half-parsed PTX declared */
+            for (size_t i = 0; i < lib->nkernels; i++) vec_remove(&g_kernels, lib->kernels[i]);
+            lib->nkernels = 0;
+        }
     } else if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') {
         lib->kind = IMAGE_CUBIN;
     } else if (strstr(code, ".version") && strstr(code, ".target")) {
         lib->kind = IMAGE_PTX;
+        lib->parsed = 1;
         if (!parse_ptx(lib, code)) {
             jit_log(jitOptionsValues, jitOptions, numJitOptions, "stand-in: a .entry declaration could not be parsed");
             for (size_t i = 0; i < lib->nkernels; i++) vec_remove(&g_kernels, lib->kernels[i]);
@@ -1251,8 +1336,8 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const c
             *pKernel = lib->kernels[i];
             RETURN(SUCCESS);
         }
-    /* Fatbin and cubin images are not parsed: any name is a kernel of unknown parameters. */
-    if (lib->kind == IMAGE_PTX) RETURN(NOT_FOUND);
+    /* Cubins, and fatbins without PTX, are not parsed: any name is a kernel of unknown parameters. */
+    if (lib->parsed) RETURN(NOT_FOUND);
     *pKernel = new_kernel(lib, name, strlen(name));
     RETURN(SUCCESS);
 }
@@ -1274,7 +1359,7 @@ EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t 
     RETURN(SUCCESS);
 }
 
-static size_t listed_kernels(Library *lib) { return lib->kind == IMAGE_PTX ? lib->nkernels : 0; }
+static size_t listed_kernels(Library *lib) { return lib->parsed ? lib->nkernels : 0; }
 
 EXPORT CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary library) {
     ENTER();
@@ -1345,15 +1430,12 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
             memcpy(scratch, kernelParams[i], k->sizes[i] < sizeof scratch ? k->sizes[i] : sizeof scratch);
         }
         nargs = k->nparams;
-    } else if (kernelParams) { /* unknown signature: 8 bytes per argument up to the first NULL */
-        while (nargs < 64 && kernelParams[nargs]) {
-            memcpy(scratch, kernelParams[nargs], 8);
-            nargs++;
-        }
     }
+    /* An unknown signature's arguments are not read at all: cuhandle passes exact-size arrays
+     * (blas.rs), so there is no NULL to stop at, and an argument may be shorter than 8 bytes. */
     int64_t done = enqueue(s, g_work_ns);
     for (int i = 0; i < nargs; i++)
-        if (k->nparams < 0 || k->sizes[i] == 8) argument_use(s->ctx, kernelParams[i], done);
+        if (k->sizes[i] == 8) argument_use(s->ctx, kernelParams[i], done);
     g_launches++;
     RETURN(SUCCESS);
 }

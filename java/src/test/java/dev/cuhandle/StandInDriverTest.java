@@ -220,6 +220,23 @@ class StandInDriverTest {
     }
 
     @Test
+    void fatbinKernelsTakeTheirParametersFromTheEmbeddedPtx() {
+        long ctx = GpuTestSupport.newUserContext(0);
+        try (Handle h = Handle.wrap(ctx); Library lib = TestKernels.load(); DeviceBuffer x = h.allocate(1024)) {
+            Kernel addOne = lib.kernel("cuh_test_add_one");
+            h.launch(addOne, Dim3.of(1), Dim3.of(256), 0, x, 256); // probes the sizes in the handle's context
+            assertEquals(2, addOne.parameterCount());
+            assertEquals(8, addOne.parameterSize(0));
+            assertEquals(4, addOne.parameterSize(1));
+            IllegalArgumentException wrong = assertThrows(IllegalArgumentException.class,
+                    () -> h.launch(addOne, Dim3.of(1), Dim3.of(256), 0, x, 256L));
+            assertTrue(wrong.getMessage().contains("parameter 1 is 4 bytes"), wrong.getMessage());
+        } finally {
+            NativeTestApi.destroyContext(ctx);
+        }
+    }
+
+    @Test
     void aStreamOrderedFreeWhileAnotherStreamStillUsesTheMemoryIsDetected() {
         long ctx = GpuTestSupport.newUserContext(0);
         Handle owner = Handle.wrap(ctx);
