@@ -1,0 +1,115 @@
+package dev.cuhandle;
+
+/**
+ * The CPU stand-in driver (tests/standin-driver) as the tests see it: whether it is the loaded
+ * driver, and its control channel. The channel is {@code cuDeviceGetAttribute} with a magic
+ * attribute ({@code 0x40000000 | command << 20 | arg}), so the tests reach it through cuhandle's
+ * own JNI entry points and need no native code of their own. Command numbers: README.md there.
+ */
+public final class StandIn {
+    /** The system property the Maven {@code standin} execution sets. */
+    public static final String PROPERTY = "cuhandle.standIn";
+    private static final int MAGIC = 0x40000000;
+    private static final int MAX_ARG = 0xFFFFF;
+    private static volatile Boolean active;
+
+    private StandIn() {}
+
+    /** True when the stand-in run was requested and the loaded driver really is the stand-in. */
+    public static boolean active() {
+        Boolean a = active;
+        if (a == null) {
+            a = Boolean.getBoolean(PROPERTY) && loadedDriverIsStandIn();
+            active = a;
+        }
+        return a;
+    }
+
+    private static boolean loadedDriverIsStandIn() {
+        try {
+            return Cuda.driverPath().contains("libcuda-standin");
+        } catch (RuntimeException e) {
+            // No loadable driver at all: certainly not the stand-in.
+            return false;
+        }
+    }
+
+    /** Sends {@code command} with {@code arg} (0..0xFFFFF) and returns the stand-in's answer. */
+    public static int control(int command, int arg) {
+        if (!active()) {
+            throw new IllegalStateException("the CPU stand-in driver is not loaded (run with -D" + PROPERTY + "=true and cuhandle.driver.path=.../libcuda-standin.so)");
+        }
+        if (command < 1 || command > 0x3FF || arg < 0 || arg > MAX_ARG) {
+            throw new IllegalArgumentException("command " + command + " / argument " + arg + " do not fit the control attribute");
+        }
+        return NativeApi.deviceAttribute(0, MAGIC | (command << 20) | arg);
+    }
+
+    /** Simulated duration of every launch and copy from now on; returns the previous value. */
+    public static int setWorkMillis(int millis) {
+        return control(1, millis);
+    }
+
+    /** The next stream, event or context synchronize anywhere fails with {@code code} (sticky codes also poison its context). */
+    public static void failNextSync(int code) {
+        control(2, code);
+    }
+
+    /** Stream-ordered frees that happened while another stream still used the memory. */
+    public static int useAfterFrees() {
+        return control(3, 0);
+    }
+
+    /** Device allocations alive in all contexts. */
+    public static int liveAllocations() {
+        return control(4, 0);
+    }
+
+    /** KiB of device memory alive in all contexts (rounded up). */
+    public static int liveKiB() {
+        return control(5, 0);
+    }
+
+    /** The retain count of {@code device}'s primary context. */
+    public static int primaryRetains(int device) {
+        return control(6, device);
+    }
+
+    /** Zeroes the use-after-free, launch, out-of-bounds and bad-handle counters. */
+    public static void resetCounters() {
+        control(7, 0);
+    }
+
+    public static int launches() {
+        return control(8, 0);
+    }
+
+    /** Copies and memsets refused because a device range was outside every allocation. */
+    public static int outOfBounds() {
+        return control(9, 0);
+    }
+
+    /** Handles refused because they were not live objects of the right kind. */
+    public static int badHandles() {
+        return control(10, 0);
+    }
+
+    /** User streams alive in all contexts. */
+    public static int liveStreams() {
+        return control(11, 0);
+    }
+
+    public static int liveEvents() {
+        return control(12, 0);
+    }
+
+    /** The next {@code count} device allocations fail with OUT_OF_MEMORY. */
+    public static void failNextAllocations(int count) {
+        control(13, count);
+    }
+
+    /** The next {@code count} cuMemHostAlloc calls fail with OUT_OF_MEMORY. */
+    public static void failNextHostAllocations(int count) {
+        control(14, count);
+    }
+}

@@ -1,0 +1,1523 @@
+/*
+ * cuda_standin.c: a CPU stand-in for the CUDA driver (libcuda) so that CI machines without a GPU
+ * exercise cuhandle's native boundary. It exports every entry point cuhandle resolves
+ * (rust/src/core/driver/api.rs) with the C signatures of cuda.h, keeps the driver's object model
+ * (contexts, primary contexts, per-thread context stacks, streams, events, libraries, kernels,
+ * allocations) in host memory, and simulates time so ordering and waits can be tested. Kernels do
+ * not execute. It is stricter than the real driver: every handle is looked up in a registry
+ * before use, so a stale or foreign pointer is an error code, never a crash. See README.md.
+ *
+ * Build: cc -shared -fPIC -O1 -Wall -Wextra -Werror -pthread -o libcuda-standin.so cuda_standin.c
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef unsigned long long cuuint64_t;
+typedef void *CUcontext, *CUstream, *CUevent, *CUlibrary, *CUkernel, *CUfunction;
+typedef void (*CUhostFn)(void *userData);
+
+enum {
+    SUCCESS = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, NOT_INITIALIZED = 3,
+    NO_DEVICE = 100, INVALID_DEVICE = 101, INVALID_IMAGE = 200, INVALID_CONTEXT = 201,
+    CONTEXT_ALREADY_CURRENT = 202, INVALID_PTX = 218, INVALID_HANDLE = 400, NOT_FOUND = 500,
+    NOT_READY = 600, ILLEGAL_ADDRESS = 700, CONTEXT_IS_DESTROYED = 709, NOT_SUPPORTED = 801,
+    UNKNOWN = 999
+};
+
+#define MAX_DEVICES 8
+#define STACK_DEPTH 64
+#define MAX_PARAMS 512
+#define TOTAL_MEMORY (8ull << 30)
+#define ALLOC_ALIGN 256
+#define STREAM_LEGACY ((uintptr_t)0x1)
+#define STREAM_PER_THREAD ((uintptr_t)0x2)
+#define STREAM_NON_BLOCKING 0x1u
+#define EVENT_DISABLE_TIMING 0x2u
+/* Freed allocations up to this size are poisoned and quarantined, so their addresses are not
+ * handed out again at once (a stale pointer then stays detectable); larger ones are freed. */
+#define QUARANTINE_MAX_ALLOC (16u << 20)
+#define QUARANTINE_MAX_ENTRIES 256
+
+/* ---------------------------------------------------------------- object model */
+
+enum StreamKind { USER_STREAM, LEGACY_STREAM, PER_THREAD_STREAM };
+
+struct Ctx;
+
+typedef struct Stream {
+    struct Ctx *ctx;
+    unsigned flags;
+    enum StreamKind kind;
+    uint64_t thread;  /* owner thread of a per-thread stream */
+    int64_t busy;     /* monotonic ns until which queued work runs */
+} Stream;
+
+/* Contexts are never freed: a destroyed context's pointer stays safe to inspect. */
+typedef struct Ctx {
+    uint64_t id;
+    int dev;
+    int primary;
+    int active;    /* user contexts: until destroyed; primary: retained (or reset while retained) */
+    int retains;   /* primary contexts only */
+    int sticky;    /* a sticky error code: every later call in the context returns it */
+    int pending;   /* a sticky error the next synchronize reports (a detected use-after-free) */
+    Stream legacy; /* the NULL / CU_STREAM_LEGACY stream */
+} Ctx;
+
+typedef struct Event {
+    Ctx *ctx;
+    unsigned flags;
+    int recorded;
+    int64_t time;
+} Event;
+
+typedef struct Alloc {
+    uintptr_t base;
+    size_t size;
+    void *raw;
+    Ctx *ctx;
+    int64_t in_use_until; /* queued work referencing the allocation runs until then */
+} Alloc;
+
+enum ImageKind { IMAGE_FATBIN, IMAGE_CUBIN, IMAGE_PTX };
+
+struct Library;
+
+typedef struct Kernel {
+    struct Library *lib;
+    char *name;
+    int nparams; /* -1: unknown (fatbin/cubin images are not parsed) */
+    size_t *offsets, *sizes;
+} Kernel;
+
+typedef struct Library {
+    enum ImageKind kind;
+    int parsed; /* kernels and parameters known from PTX (the image's own or a fatbin's) */
+    size_t nkernels;
+    Kernel **kernels; /* PTX: every entry; fatbin/cubin: those looked up so far */
+} Library;
+
+typedef struct {
+    void **items;
+    size_t n, cap;
+} Vec;
+
+static void vec_push(Vec *v, void *p) {
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        void **items = realloc(v->items, cap * sizeof *items);
+        if (!items) abort(); /* a test double that cannot track its objects must not go on */
+        v->items = items;
+        v->cap = cap;
+    }
+    v->items[v->n++] = p;
+}
+
+static int vec_has(const Vec *v, const void *p) {
+    for (size_t i = 0; i < v->n; i++)
+        if (v->items[i] == p) return 1;
+    return 0;
+}
+
+static void vec_remove_at(Vec *v, size_t i) {
+    v->items[i] = v->items[--v->n];
+}
+
+static void vec_remove(Vec *v, const void *p) {
+    for (size_t i = 0; i < v->n; i++)
+        if (v->items[i] == p) {
+            vec_remove_at(v, i);
+            return;
+        }
+}
+
+/* ---------------------------------------------------------------- global state */
+
+static pthread_mutex_t G = PTHREAD_MUTEX_INITIALIZER;
+static int g_initialised, g_devices;
+static uint64_t g_next_id = 1;
+static Ctx *g_primary[MAX_DEVICES];
+static Vec g_contexts;   /* every context ever created (never freed) */
+static Vec g_streams;    /* live user and per-thread streams */
+static Vec g_events;     /* live events */
+static Vec g_libraries;  /* loaded libraries */
+static Vec g_kernels;    /* kernels of loaded libraries */
+static Vec g_allocs;     /* live device allocations */
+static Vec g_host;       /* live cuMemHostAlloc blocks */
+static Vec g_quarantine; /* freed, poisoned allocations not yet returned to malloc */
+static int64_t g_work_ns;
+static int g_fail_next_sync;
+static int g_fail_allocs, g_fail_host_allocs;
+static long g_use_after_free, g_launches, g_out_of_bounds, g_bad_handles;
+
+static _Thread_local Ctx *t_stack[STACK_DEPTH];
+static _Thread_local int t_depth;
+static _Thread_local uint64_t t_thread_id;
+static atomic_ullong g_thread_ids = 1;
+
+static uint64_t thread_id(void) {
+    if (!t_thread_id) t_thread_id = atomic_fetch_add(&g_thread_ids, 1);
+    return t_thread_id;
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_until(int64_t t) {
+    struct timespec ts = {.tv_sec = t / 1000000000, .tv_nsec = t % 1000000000};
+    while (now_ns() < t && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+    }
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static int is_sticky(int code) {
+    return code == 700 || code == 702 || code == 710 || (code >= 714 && code <= 719) || code == 721;
+}
+
+static int env_int(const char *name, int fallback) {
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return *end ? fallback : (int)x;
+}
+
+static int driver_version(void) { return env_int("CUHANDLE_STANDIN_VERSION", 12080); }
+
+#define LOCK() pthread_mutex_lock(&G)
+#define UNLOCK() pthread_mutex_unlock(&G)
+/* Every entry point that needs cuInit: locks, or returns NOT_INITIALIZED. */
+#define ENTER()                     \
+    do {                            \
+        LOCK();                     \
+        if (!g_initialised) {       \
+            UNLOCK();               \
+            return NOT_INITIALIZED; \
+        }                           \
+    } while (0)
+#define RETURN(rc)   \
+    do {             \
+        UNLOCK();    \
+        return (rc); \
+    } while (0)
+
+static int ctx_dead(const Ctx *c) { return !c->active; }
+
+static int bad_handle(int rc) {
+    g_bad_handles++;
+    return rc;
+}
+
+/* A context pointer the caller handed in: known (ever created) and alive. */
+static int check_ctx(const void *p, Ctx **out) {
+    if (!p || !vec_has(&g_contexts, p)) return bad_handle(INVALID_CONTEXT);
+    Ctx *c = (Ctx *)p;
+    if (ctx_dead(c)) return CONTEXT_IS_DESTROYED;
+    *out = c;
+    return SUCCESS;
+}
+
+/* The current context, alive and not poisoned by a sticky error. */
+static int current_ctx(Ctx **out) {
+    if (t_depth == 0) return INVALID_CONTEXT;
+    Ctx *c = t_stack[t_depth - 1];
+    if (ctx_dead(c)) return CONTEXT_IS_DESTROYED;
+    if (c->sticky) return c->sticky;
+    *out = c;
+    return SUCCESS;
+}
+
+static Stream *per_thread_stream(Ctx *c) {
+    uint64_t me = thread_id();
+    for (size_t i = 0; i < g_streams.n; i++) {
+        Stream *s = g_streams.items[i];
+        if (s->kind == PER_THREAD_STREAM && s->ctx == c && s->thread == me) return s;
+    }
+    Stream *s = calloc(1, sizeof *s);
+    if (!s) abort();
+    s->ctx = c;
+    s->kind = PER_THREAD_STREAM;
+    s->thread = me;
+    vec_push(&g_streams, s);
+    return s;
+}
+
+/* Resolves a stream argument. The special handles mean the current context's streams; a user
+ * stream is accepted when it is live, and, if `same_as_current`, belongs to the current context. */
+static int resolve_stream(void *h, int same_as_current, Stream **out) {
+    uintptr_t v = (uintptr_t)h;
+    Ctx *c = NULL;
+    if (v == 0 || v == STREAM_LEGACY || v == STREAM_PER_THREAD) {
+        int rc = current_ctx(&c);
+        if (rc) return rc;
+        *out = v == STREAM_PER_THREAD ? per_thread_stream(c) : &c->legacy;
+        return SUCCESS;
+    }
+    if (!vec_has(&g_streams, h) || ((Stream *)h)->kind != USER_STREAM) return bad_handle(INVALID_HANDLE);
+    Stream *s = h;
+    if (same_as_current) {
+        int rc = current_ctx(&c);
+        if (rc) return rc;
+        if (s->ctx != c) return bad_handle(INVALID_HANDLE);
+    } else if (s->ctx->sticky) {
+        return s->ctx->sticky;
+    }
+    *out = s;
+    return SUCCESS;
+}
+
+/* Queues `work` ns on `s` and returns when it completes. The legacy stream waits for every
+ * blocking stream of its context; blocking streams (and per-thread ones) wait for the legacy one. */
+static int64_t enqueue(Stream *s, int64_t work) {
+    int64_t start = max64(now_ns(), s->busy);
+    Ctx *c = s->ctx;
+    if (s->kind == LEGACY_STREAM) {
+        for (size_t i = 0; i < g_streams.n; i++) {
+            Stream *o = g_streams.items[i];
+            if (o->ctx == c && !(o->flags & STREAM_NON_BLOCKING)) start = max64(start, o->busy);
+        }
+    } else if (!(s->flags & STREAM_NON_BLOCKING)) {
+        start = max64(start, c->legacy.busy);
+    }
+    s->busy = start + work;
+    return s->busy;
+}
+
+/* The live allocation of `c` holding [p, p+n) (n may be 0), or NULL. */
+static Alloc *find_range(Ctx *c, uintptr_t p, size_t n) {
+    for (size_t i = 0; i < g_allocs.n; i++) {
+        Alloc *a = g_allocs.items[i];
+        if ((c == NULL || a->ctx == c) && p >= a->base && p - a->base <= a->size && n <= a->size - (p - a->base)) return a;
+    }
+    return NULL;
+}
+
+static Alloc *find_base(uintptr_t p) {
+    for (size_t i = 0; i < g_allocs.n; i++) {
+        Alloc *a = g_allocs.items[i];
+        if (a->base == p) return a;
+    }
+    return NULL;
+}
+
+static void sweep_quarantine(void) {
+    int64_t now = now_ns();
+    for (size_t i = 0; i < g_quarantine.n;) {
+        Alloc *a = g_quarantine.items[i];
+        if (a->in_use_until <= now && g_quarantine.n > QUARANTINE_MAX_ENTRIES / 2) {
+            free(a->raw);
+            free(a);
+            vec_remove_at(&g_quarantine, i);
+        } else {
+            i++;
+        }
+    }
+    while (g_quarantine.n > QUARANTINE_MAX_ENTRIES) { /* bounded even while simulated work runs */
+        Alloc *a = g_quarantine.items[0];
+        free(a->raw);
+        free(a);
+        vec_remove_at(&g_quarantine, 0);
+    }
+}
+
+/* Takes `a` out of the registry: nothing reaches its memory through the stand-in any more. */
+static void retire_alloc(Alloc *a) {
+    vec_remove(&g_allocs, a);
+    if (a->size <= QUARANTINE_MAX_ALLOC) {
+        memset((void *)a->base, 0xDB, a->size);
+        vec_push(&g_quarantine, a);
+        sweep_quarantine();
+    } else {
+        free(a->raw);
+        free(a);
+    }
+}
+
+static size_t live_bytes_of_device(int dev) {
+    size_t sum = 0;
+    for (size_t i = 0; i < g_allocs.n; i++) {
+        Alloc *a = g_allocs.items[i];
+        if (a->ctx->dev == dev) sum += a->size;
+    }
+    return sum;
+}
+
+/* A context's memory, streams and events go with it (destroy, primary release to 0, reset). */
+static void release_resources(Ctx *c) {
+    for (size_t i = 0; i < g_allocs.n;) {
+        Alloc *a = g_allocs.items[i];
+        if (a->ctx == c) retire_alloc(a);
+        else i++;
+    }
+    for (size_t i = 0; i < g_streams.n;) {
+        Stream *s = g_streams.items[i];
+        if (s->ctx == c) vec_remove_at(&g_streams, i); /* never freed: stale handles stay inspectable */
+        else i++;
+    }
+    for (size_t i = 0; i < g_events.n;) {
+        Event *e = g_events.items[i];
+        if (e->ctx == c) vec_remove_at(&g_events, i);
+        else i++;
+    }
+    c->legacy.busy = 0;
+    c->sticky = 0;
+    c->pending = 0;
+}
+
+static Ctx *new_ctx(int dev, int primary) {
+    Ctx *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    c->id = g_next_id++;
+    c->dev = dev;
+    c->primary = primary;
+    c->active = 1;
+    c->legacy.ctx = c;
+    c->legacy.kind = LEGACY_STREAM;
+    vec_push(&g_contexts, c);
+    return c;
+}
+
+static int check_device(CUdevice dev) { return dev < 0 || dev >= g_devices ? INVALID_DEVICE : SUCCESS; }
+
+/* What a synchronize in `c` reports before waiting: injected faults, then a pending sticky error
+ * (a detected use-after-free); either sticky code poisons the context from then on. */
+static int sync_outcome(Ctx *c) {
+    if (c->sticky) return c->sticky;
+    int rc = SUCCESS;
+    if (g_fail_next_sync) {
+        rc = g_fail_next_sync;
+        g_fail_next_sync = 0;
+    } else if (c->pending) {
+        rc = c->pending;
+        c->pending = 0;
+    }
+    if (is_sticky(rc)) c->sticky = rc;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static const struct {
+    int code;
+    const char *name, *text;
+} ERRORS[] = {
+    {0, "CUDA_SUCCESS", "no error"},
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {4, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {202, "CUDA_ERROR_CONTEXT_ALREADY_CURRENT", "context already current"},
+    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
+    {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {600, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
+    {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
+    {710, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
+    {714, "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error"},
+    {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction was encountered"},
+    {716, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
+    {717, "CUDA_ERROR_INVALID_ADDRESS_SPACE", "operation not supported on global/shared address space"},
+    {718, "CUDA_ERROR_INVALID_PC", "invalid program counter"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {721, "CUDA_ERROR_TENSOR_MEMORY_LEAK", "tensor memory not completely freed"},
+    {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+static CUresult describe(CUresult code, const char **out, int text) {
+    if (!out) return INVALID_VALUE;
+    for (size_t i = 0; i < sizeof ERRORS / sizeof ERRORS[0]; i++)
+        if (ERRORS[i].code == code) {
+            *out = text ? ERRORS[i].text : ERRORS[i].name;
+            return SUCCESS;
+        }
+    *out = NULL;
+    return INVALID_VALUE;
+}
+
+EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr) { return describe(error, pStr, 0); }
+EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr) { return describe(error, pStr, 1); }
+
+/* ---------------------------------------------------------------- init, version, devices */
+
+EXPORT CUresult cuInit(unsigned int flags) {
+    if (flags != 0) return INVALID_VALUE;
+    int n = env_int("CUHANDLE_STANDIN_DEVICES", 1);
+    if (n <= 0) return NO_DEVICE;
+    LOCK();
+    if (!g_initialised) {
+        g_devices = n > MAX_DEVICES ? MAX_DEVICES : n;
+        g_initialised = 1;
+    }
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuDriverGetVersion(int *driverVersion) {
+    if (!driverVersion) return INVALID_VALUE;
+    *driverVersion = driver_version();
+    return SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+    ENTER();
+    if (!device) RETURN(INVALID_VALUE);
+    if (check_device(ordinal)) RETURN(INVALID_DEVICE);
+    *device = ordinal; /* handles equal ordinals */
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuDeviceGetCount(int *count) {
+    ENTER();
+    if (!count) RETURN(INVALID_VALUE);
+    *count = g_devices;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
+    ENTER();
+    if (!name || len <= 0) RETURN(INVALID_VALUE);
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    snprintf(name, (size_t)len, "cuhandle stand-in device %d", dev);
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
+    ENTER();
+    if (!bytes) RETURN(INVALID_VALUE);
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    *bytes = TOTAL_MEMORY;
+    RETURN(SUCCESS);
+}
+
+static int control(int command, int arg, int *result);
+
+EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
+    ENTER();
+    if (!pi) RETURN(INVALID_VALUE);
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    if (attrib & 0x40000000) /* the tests' control channel, see control() */
+        RETURN(control((attrib >> 20) & 0x3FF, attrib & 0xFFFFF, pi));
+    if (attrib <= 0 || attrib > 200) RETURN(INVALID_VALUE);
+    int v = 0; /* H200-like values; anything not listed is 0 */
+    switch (attrib) {
+    case 1: v = 1024; break;       /* MAX_THREADS_PER_BLOCK */
+    case 2: v = 1024; break;       /* MAX_BLOCK_DIM_X */
+    case 3: v = 1024; break;       /* MAX_BLOCK_DIM_Y */
+    case 4: v = 64; break;         /* MAX_BLOCK_DIM_Z */
+    case 5: v = 2147483647; break; /* MAX_GRID_DIM_X */
+    case 6: v = 65535; break;      /* MAX_GRID_DIM_Y */
+    case 7: v = 65535; break;      /* MAX_GRID_DIM_Z */
+    case 8: v = 49152; break;      /* MAX_SHARED_MEMORY_PER_BLOCK */
+    case 16: v = 132; break;       /* MULTIPROCESSOR_COUNT */
+    case 75: v = 9; break;         /* COMPUTE_CAPABILITY_MAJOR */
+    case 76: v = 0; break;         /* COMPUTE_CAPABILITY_MINOR */
+    case 115: v = 1; break;        /* MEMORY_POOLS_SUPPORTED */
+    default: v = 0;
+    }
+    *pi = v;
+    RETURN(SUCCESS);
+}
+
+/* ---------------------------------------------------------------- primary contexts */
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+    ENTER();
+    if (!pctx) RETURN(INVALID_VALUE);
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    Ctx *c = g_primary[dev];
+    if (!c) {
+        c = g_primary[dev] = new_ctx(dev, 1);
+    } else if (!c->active) { /* reactivated: same pointer, new id, as the real driver does */
+        c->active = 1;
+        c->id = g_next_id++;
+    }
+    c->retains++;
+    *pctx = c;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+    ENTER();
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    Ctx *c = g_primary[dev];
+    if (!c || c->retains == 0) RETURN(INVALID_CONTEXT);
+    if (--c->retains == 0) {
+        release_resources(c);
+        c->active = 0;
+    }
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
+    ENTER();
+    if (!flags || !active) RETURN(INVALID_VALUE);
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    *flags = 0;
+    *active = g_primary[dev] && g_primary[dev]->active;
+    RETURN(SUCCESS);
+}
+
+/* The real driver destroys the primary context and recreates it at the next use; here it keeps
+ * its pointer, loses its resources and gets a new id, and stays active iff it is still retained. */
+EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+    ENTER();
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    Ctx *c = g_primary[dev];
+    if (c) {
+        release_resources(c);
+        c->id = g_next_id++;
+        c->active = c->retains > 0;
+    }
+    RETURN(SUCCESS);
+}
+
+/* ---------------------------------------------------------------- contexts and the thread's stack */
+
+EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) {
+    ENTER();
+    (void)flags;
+    if (!pctx) RETURN(INVALID_VALUE);
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    if (t_depth == STACK_DEPTH) RETURN(INVALID_VALUE);
+    Ctx *c = new_ctx(dev, 0);
+    t_stack[t_depth++] = c;
+    *pctx = c;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
+    ENTER();
+    Ctx *c;
+    int rc = check_ctx(ctx, &c);
+    if (rc) RETURN(rc);
+    if (c->primary) RETURN(INVALID_CONTEXT); /* primary contexts are released, not destroyed */
+    release_resources(c);
+    c->active = 0;
+    /* Like the driver, only the calling thread's stack loses it; other threads that still have
+     * it current get CONTEXT_IS_DESTROYED from every call. */
+    int j = 0;
+    for (int i = 0; i < t_depth; i++)
+        if (t_stack[i] != c) t_stack[j++] = t_stack[i];
+    t_depth = j;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx) {
+    ENTER();
+    if (!pctx) RETURN(INVALID_VALUE);
+    *pctx = t_depth ? t_stack[t_depth - 1] : NULL;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
+    ENTER();
+    if (!ctx) {
+        if (t_depth) t_depth--;
+        RETURN(SUCCESS);
+    }
+    Ctx *c;
+    int rc = check_ctx(ctx, &c); /* stricter than the driver, which accepts a dead one and crashes later */
+    if (rc) RETURN(rc);
+    if (t_depth == 0) t_depth = 1;
+    t_stack[t_depth - 1] = c;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+    ENTER();
+    Ctx *c;
+    int rc = check_ctx(ctx, &c);
+    if (rc) RETURN(rc);
+    if (t_depth == STACK_DEPTH) RETURN(INVALID_VALUE);
+    t_stack[t_depth++] = c;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
+    ENTER();
+    if (t_depth == 0) RETURN(INVALID_CONTEXT);
+    Ctx *c = t_stack[--t_depth];
+    if (pctx) *pctx = c;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxGetDevice(CUdevice *device) {
+    ENTER();
+    if (!device) RETURN(INVALID_VALUE);
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    *device = c->dev;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId) {
+    ENTER();
+    if (!ctxId) RETURN(INVALID_VALUE);
+    if (!ctx) { /* NULL: the current context */
+        if (!t_depth) RETURN(INVALID_CONTEXT);
+        ctx = t_stack[t_depth - 1];
+    }
+    if (!vec_has(&g_contexts, ctx)) RETURN(bad_handle(INVALID_CONTEXT));
+    Ctx *c = ctx;
+    if (ctx_dead(c)) RETURN(CONTEXT_IS_DESTROYED);
+    *ctxId = c->id;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version) {
+    ENTER();
+    if (!version) RETURN(INVALID_VALUE);
+    Ctx *c;
+    int rc = ctx ? check_ctx(ctx, &c) : current_ctx(&c);
+    if (rc) RETURN(rc);
+    *version = 3020; /* what every CUDA 4.0+ driver reports */
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxSynchronize(void) {
+    ENTER();
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    rc = sync_outcome(c);
+    if (rc) RETURN(rc);
+    int64_t until = c->legacy.busy;
+    for (size_t i = 0; i < g_streams.n; i++) {
+        Stream *s = g_streams.items[i];
+        if (s->ctx == c) until = max64(until, s->busy);
+    }
+    UNLOCK();
+    sleep_until(until);
+    return SUCCESS;
+}
+
+/* ---------------------------------------------------------------- streams */
+
+EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int flags) {
+    ENTER();
+    if (!phStream || (flags & ~STREAM_NON_BLOCKING)) RETURN(INVALID_VALUE);
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    Stream *s = calloc(1, sizeof *s);
+    if (!s) RETURN(OUT_OF_MEMORY);
+    s->ctx = c;
+    s->flags = flags;
+    s->kind = USER_STREAM;
+    vec_push(&g_streams, s);
+    *phStream = s;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
+    ENTER();
+    if (!vec_has(&g_streams, hStream) || ((Stream *)hStream)->kind != USER_STREAM) RETURN(bad_handle(INVALID_HANDLE));
+    vec_remove(&g_streams, hStream); /* queued work still completes; the struct is never freed */
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
+    ENTER();
+    Stream *s;
+    int rc = resolve_stream(hStream, 0, &s);
+    if (rc) RETURN(rc);
+    rc = sync_outcome(s->ctx);
+    if (rc) RETURN(rc);
+    int64_t until = s->busy;
+    UNLOCK(); /* never sleep holding the lock: other threads keep working meanwhile */
+    sleep_until(until);
+    return SUCCESS;
+}
+
+EXPORT CUresult cuStreamQuery(CUstream hStream) {
+    ENTER();
+    Stream *s;
+    int rc = resolve_stream(hStream, 0, &s);
+    if (rc) RETURN(rc);
+    RETURN(s->busy > now_ns() ? NOT_READY : SUCCESS);
+}
+
+EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx) {
+    ENTER();
+    if (!pctx) RETURN(INVALID_VALUE);
+    Stream *s;
+    int rc = resolve_stream(hStream, 0, &s);
+    if (rc) RETURN(rc);
+    *pctx = s->ctx;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int flags) {
+    ENTER();
+    (void)flags;
+    Stream *s;
+    int rc = resolve_stream(hStream, 0, &s);
+    if (rc) RETURN(rc);
+    if (!vec_has(&g_events, hEvent)) RETURN(bad_handle(INVALID_HANDLE));
+    Event *e = hEvent;
+    if (e->recorded) s->busy = max64(s->busy, e->time);
+    RETURN(SUCCESS);
+}
+
+typedef struct {
+    CUhostFn fn;
+    void *data;
+    int64_t at;
+} HostCall;
+
+static void *host_call_thread(void *arg) {
+    HostCall *call = arg;
+    sleep_until(call->at);
+    call->fn(call->data);
+    free(call);
+    return NULL;
+}
+
+EXPORT CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
+    ENTER();
+    if (!fn) RETURN(INVALID_VALUE);
+    Stream *s;
+    int rc = resolve_stream(hStream, 1, &s);
+    if (rc) RETURN(rc);
+    HostCall *call = malloc(sizeof *call);
+    if (!call) RETURN(OUT_OF_MEMORY);
+    call->fn = fn;
+    call->data = userData;
+    call->at = enqueue(s, 0);
+    pthread_t t;
+    if (pthread_create(&t, NULL, host_call_thread, call) != 0) {
+        free(call);
+        RETURN(OUT_OF_MEMORY);
+    }
+    pthread_detach(t);
+    RETURN(SUCCESS);
+}
+
+/* ---------------------------------------------------------------- events */
+
+EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int flags) {
+    ENTER();
+    if (!phEvent || (flags & ~0xFu)) RETURN(INVALID_VALUE);
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    Event *e = calloc(1, sizeof *e);
+    if (!e) RETURN(OUT_OF_MEMORY);
+    e->ctx = c;
+    e->flags = flags;
+    vec_push(&g_events, e);
+    *phEvent = e;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuEventDestroy_v2(CUevent hEvent) {
+    ENTER();
+    if (!vec_has(&g_events, hEvent)) RETURN(bad_handle(INVALID_HANDLE));
+    vec_remove(&g_events, hEvent); /* never freed: a stale handle stays detectable */
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
+    ENTER();
+    if (!vec_has(&g_events, hEvent)) RETURN(bad_handle(INVALID_HANDLE));
+    Event *e = hEvent;
+    Stream *s;
+    int rc = resolve_stream(hStream, 0, &s);
+    if (rc) RETURN(rc);
+    if (s->ctx != e->ctx) RETURN(bad_handle(INVALID_HANDLE));
+    e->time = enqueue(s, 0);
+    e->recorded = 1;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuEventQuery(CUevent hEvent) {
+    ENTER();
+    if (!vec_has(&g_events, hEvent)) RETURN(bad_handle(INVALID_HANDLE));
+    Event *e = hEvent;
+    if (e->ctx->sticky) RETURN(e->ctx->sticky);
+    RETURN(e->recorded && e->time > now_ns() ? NOT_READY : SUCCESS);
+}
+
+EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
+    ENTER();
+    if (!vec_has(&g_events, hEvent)) RETURN(bad_handle(INVALID_HANDLE));
+    Event *e = hEvent;
+    int rc = sync_outcome(e->ctx);
+    if (rc) RETURN(rc);
+    int64_t until = e->recorded ? e->time : 0;
+    UNLOCK();
+    sleep_until(until);
+    return SUCCESS;
+}
+
+EXPORT CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
+    ENTER();
+    if (!pMilliseconds) RETURN(INVALID_VALUE);
+    if (!vec_has(&g_events, hStart) || !vec_has(&g_events, hEnd)) RETURN(bad_handle(INVALID_HANDLE));
+    Event *a = hStart, *b = hEnd;
+    if (!a->recorded || !b->recorded || ((a->flags | b->flags) & EVENT_DISABLE_TIMING)) RETURN(INVALID_HANDLE);
+    int64_t now = now_ns();
+    if (a->time > now || b->time > now) RETURN(NOT_READY);
+    *pMilliseconds = (float)((double)(b->time - a->time) / 1e6);
+    RETURN(SUCCESS);
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static int allocate(Ctx *c, size_t bytes, Stream *s, CUdeviceptr *out) {
+    if (bytes == 0) return INVALID_VALUE;
+    if (g_fail_allocs > 0) {
+        g_fail_allocs--;
+        return OUT_OF_MEMORY;
+    }
+    if (bytes > TOTAL_MEMORY - live_bytes_of_device(c->dev)) return OUT_OF_MEMORY;
+    Alloc *a = calloc(1, sizeof *a);
+    /* calloc: large blocks come from fresh zero pages that are only touched when written */
+    void *raw = a ? calloc(1, bytes + ALLOC_ALIGN) : NULL;
+    if (!raw) {
+        free(a);
+        return OUT_OF_MEMORY;
+    }
+    a->raw = raw;
+    a->base = ((uintptr_t)raw + ALLOC_ALIGN - 1) & ~(uintptr_t)(ALLOC_ALIGN - 1);
+    a->size = bytes;
+    a->ctx = c;
+    a->in_use_until = s ? enqueue(s, 0) : 0;
+    vec_push(&g_allocs, a);
+    *out = a->base;
+    return SUCCESS;
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
+    ENTER();
+    if (!dptr) RETURN(INVALID_VALUE);
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    RETURN(allocate(c, bytesize, NULL, dptr));
+}
+
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
+    ENTER();
+    if (!dptr) RETURN(INVALID_VALUE);
+    Stream *s;
+    int rc = resolve_stream(hStream, 1, &s);
+    if (rc) RETURN(rc);
+    RETURN(allocate(s->ctx, bytesize, s, dptr));
+}
+
+/* Like the real cuMemFree (and cudaFree), waits until work that uses the allocation is done. */
+EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
+    ENTER();
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    Alloc *a = find_base((uintptr_t)dptr);
+    if (!a) RETURN(INVALID_VALUE);
+    int64_t until = a->in_use_until;
+    retire_alloc(a);
+    UNLOCK();
+    sleep_until(until);
+    return SUCCESS;
+}
+
+/* Stream-ordered: the free happens when `hStream` reaches it. Work on another stream that still
+ * uses the allocation then is a use-after-free: the call succeeds (the driver cannot tell either)
+ * and the context's next synchronize reports ILLEGAL_ADDRESS. */
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
+    ENTER();
+    Stream *s;
+    int rc = resolve_stream(hStream, 1, &s);
+    if (rc) RETURN(rc);
+    Alloc *a = find_base((uintptr_t)dptr);
+    if (!a) RETURN(INVALID_VALUE);
+    int64_t at = enqueue(s, 0);
+    if (a->in_use_until > at) {
+        g_use_after_free++;
+        a->ctx->pending = ILLEGAL_ADDRESS;
+    }
+    a->in_use_until = max64(a->in_use_until, at);
+    retire_alloc(a);
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
+    ENTER();
+    if (!free_bytes || !total) RETURN(INVALID_VALUE);
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    *total = TOTAL_MEMORY;
+    *free_bytes = TOTAL_MEMORY - live_bytes_of_device(c->dev);
+    RETURN(SUCCESS);
+}
+
+/* A device range of the current context, or INVALID_VALUE counted as out of bounds. */
+static int device_range(Ctx *c, CUdeviceptr p, size_t n, Alloc **out) {
+    Alloc *a = find_range(c, (uintptr_t)p, n);
+    if (!a) {
+        g_out_of_bounds++;
+        return INVALID_VALUE;
+    }
+    *out = a;
+    return SUCCESS;
+}
+
+enum CopyKind { HTOD, DTOH, DTOD, MEMSET };
+
+/* Copies at once (memmove); the stream is busy for the simulated work time and the allocations
+ * count as in use until then. Every device range must lie inside one allocation of the context. */
+static int copy(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsigned char fill, size_t n,
+                CUstream hStream, int wait) {
+    Stream *s;
+    int rc = resolve_stream(hStream, 1, &s);
+    if (rc) return rc;
+    if (n == 0) return SUCCESS;
+    if ((kind == HTOD || kind == DTOH) && !host) return INVALID_VALUE;
+    Alloc *da = NULL, *sa = NULL;
+    if (kind != DTOH && (rc = device_range(s->ctx, dst, n, &da))) return rc;
+    if ((kind == DTOH || kind == DTOD) && (rc = device_range(s->ctx, src, n, &sa))) return rc;
+    void *to = kind == DTOH ? host : (void *)(uintptr_t)dst;
+    if (kind == MEMSET) memset(to, fill, n);
+    else memmove(to, kind == HTOD ? host : (void *)(uintptr_t)src, n);
+    int64_t done = enqueue(s, g_work_ns);
+    if (da) da->in_use_until = max64(da->in_use_until, done);
+    if (sa) sa->in_use_until = max64(sa->in_use_until, done);
+    if (wait) {
+        UNLOCK();
+        sleep_until(done);
+        LOCK();
+    }
+    return SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream hStream) {
+    ENTER();
+    RETURN(copy(HTOD, dst, (void *)src, 0, 0, n, hStream, 0));
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream hStream) {
+    ENTER();
+    RETURN(copy(DTOH, 0, dst, src, 0, n, hStream, 0));
+}
+
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream) {
+    ENTER();
+    RETURN(copy(DTOD, dst, NULL, src, 0, n, hStream, 0));
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream hStream) {
+    ENTER();
+    RETURN(copy(MEMSET, dst, NULL, 0, value, n, hStream, 0));
+}
+
+/* The synchronous copies run on the legacy stream and return when done. */
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+    ENTER();
+    RETURN(copy(HTOD, dst, (void *)src, 0, 0, n, NULL, 1));
+}
+
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+    ENTER();
+    RETURN(copy(DTOH, 0, dst, src, 0, n, NULL, 1));
+}
+
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags) {
+    ENTER();
+    (void)flags;
+    if (!pp || bytesize == 0) RETURN(INVALID_VALUE);
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    if (g_fail_host_allocs > 0) {
+        g_fail_host_allocs--;
+        RETURN(OUT_OF_MEMORY);
+    }
+    void *p = NULL;
+    if (posix_memalign(&p, ALLOC_ALIGN, bytesize) != 0) RETURN(OUT_OF_MEMORY);
+    memset(p, 0, bytesize);
+    vec_push(&g_host, p);
+    *pp = p;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuMemFreeHost(void *p) {
+    ENTER();
+    if (!vec_has(&g_host, p)) RETURN(INVALID_VALUE);
+    vec_remove(&g_host, p);
+    free(p);
+    RETURN(SUCCESS);
+}
+
+/* Host memory is the "device" memory here, so a mapped pointer is the host address itself. */
+EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int flags) {
+    ENTER();
+    if (!pdptr || flags != 0) RETURN(INVALID_VALUE);
+    if (!vec_has(&g_host, p)) RETURN(INVALID_VALUE);
+    *pdptr = (CUdeviceptr)(uintptr_t)p;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr) {
+    ENTER();
+    if (!data) RETURN(INVALID_VALUE);
+    Alloc *a = find_range(NULL, (uintptr_t)ptr, 0);
+    if (!a) RETURN(INVALID_VALUE);
+    if (attribute == 1) *(CUcontext *)data = a->ctx; /* CU_POINTER_ATTRIBUTE_CONTEXT */
+    else if (attribute == 9) *(int *)data = a->ctx->dev; /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */
+    else RETURN(INVALID_VALUE);
+    RETURN(SUCCESS);
+}
+
+/* ---------------------------------------------------------------- libraries and kernels */
+
+static Kernel *new_kernel(Library *lib, const char *name, size_t name_len) {
+    Kernel *k = calloc(1, sizeof *k);
+    char *copy_of_name = malloc(name_len + 1);
+    if (!k || !copy_of_name) abort();
+    memcpy(copy_of_name, name, name_len);
+    copy_of_name[name_len] = 0;
+    k->lib = lib;
+    k->name = copy_of_name;
+    k->nparams = -1;
+    Kernel **ks = realloc(lib->kernels, (lib->nkernels + 1) * sizeof *ks);
+    if (!ks) abort();
+    lib->kernels = ks;
+    ks[lib->nkernels++] = k;
+    vec_push(&g_kernels, k);
+    return k;
+}
+
+static size_t ptx_type_size(const char *t, size_t len) {
+    static const struct {
+        const char *name;
+        size_t size;
+    } TYPES[] = {{".u8", 1}, {".s8", 1}, {".b8", 1}, {".u16", 2}, {".s16", 2}, {".b16", 2}, {".f16", 2},
+                 {".u32", 4}, {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u64", 8}, {".s64", 8}, {".b64", 8}, {".f64", 8}};
+    for (size_t i = 0; i < sizeof TYPES / sizeof TYPES[0]; i++)
+        if (strlen(TYPES[i].name) == len && strncmp(TYPES[i].name, t, len) == 0) return TYPES[i].size;
+    return 0;
+}
+
+static int is_ident(char ch) { return isalnum((unsigned char)ch) || ch == '_' || ch == '$' || ch == '.'; }
+
+/* One `.param` declaration, e.g. ".param .u64 .ptr .align 4 name" or ".param .align 8 .b8 name[16]". */
+static int parse_param(const char *p, const char *end, size_t *size, size_t *align) {
+    size_t elem = 0, count = 1, al = 0;
+    int saw_param = 0;
+    while (p < end) {
+        while (p < end && isspace((unsigned char)*p)) p++;
+        const char *tok = p;
+        while (p < end && !isspace((unsigned char)*p)) p++;
+        size_t len = (size_t)(p - tok);
+        if (len == 0) break;
+        if (len == 6 && strncmp(tok, ".param", 6) == 0) saw_param = 1;
+        else if (len == 6 && strncmp(tok, ".align", 6) == 0) al = strtoul(p, NULL, 10);
+        else if (ptx_type_size(tok, len)) elem = ptx_type_size(tok, len);
+        else {
+            const char *bracket = memchr(tok, '[', len);
+            if (bracket) count = strtoul(bracket + 1, NULL, 10);
+        }
+    }
+    if (!saw_param || !elem || !count) return 0;
+    *size = elem * count;
+    *align = al ? al : elem;
+    return 1;
+}
+
+/* Finds every `.entry NAME( ... )` and its parameters; returns 0 if a declaration is malformed. */
+static int parse_ptx(Library *lib, const char *text) {
+    const char *p = text;
+    while ((p = strstr(p, ".entry")) != NULL) {
+        if ((p > text && !isspace((unsigned char)p[-1])) || !isspace((unsigned char)p[6])) {
+            p += 6;
+            continue;
+        }
+        p += 6;
+        while (isspace((unsigned char)*p)) p++;
+        const char *name = p;
+        while (is_ident(*p)) p++;
+        size_t name_len = (size_t)(p - name);
+        while (isspace((unsigned char)*p)) p++;
+        const char *close = *p == '(' ? strchr(p, ')') : NULL;
+        if (!name_len || !close) return 0;
+        Kernel *k = new_kernel(lib, name, name_len);
+        k->offsets = calloc(MAX_PARAMS, sizeof(size_t));
+        k->sizes = calloc(MAX_PARAMS, sizeof(size_t));
+        if (!k->offsets || !k->sizes) abort();
+        k->nparams = 0;
+        size_t offset = 0;
+        for (const char *seg = p + 1; seg < close;) {
+            const char *comma = memchr(seg, ',', (size_t)(close - seg));
+            const char *seg_end = comma ? comma : close;
+            size_t size, align;
+            if (parse_param(seg, seg_end, &size, &align)) {
+                if (k->nparams == MAX_PARAMS) return 0;
+                offset = (offset + align - 1) / align * align;
+                k->offsets[k->nparams] = offset;
+                k->sizes[k->nparams++] = size;
+                offset += size;
+            }
+            seg = seg_end + 1;
+        }
+        p = close + 1;
+    }
+    return 1;
+}
+
+/* LZ4 block decompression (nvcc compresses fatbin entries with it); 0 on malformed input. */
+static size_t lz4_block(const unsigned char *in, size_t in_len, unsigned char *out, size_t cap) {
+    const unsigned char *ip = in, *end = in + in_len;
+    size_t op = 0;
+    while (ip < end) {
+        unsigned token = *ip++;
+        size_t lit = token >> 4;
+        if (lit == 15) {
+            unsigned char b;
+            do {
+                if (ip >= end) return 0;
+                b = *ip++;
+                lit += b;
+            } while (b == 255);
+        }
+        if (lit > (size_t)(end - ip) || lit > cap - op) return 0;
+        memcpy(out + op, ip, lit);
+        ip += lit;
+        op += lit;
+        if (ip >= end) break; /* the last sequence has literals only */
+        if (end - ip < 2) return 0;
+        size_t offset = ip[0] | (size_t)ip[1] << 8;
+        ip += 2;
+        size_t match = token & 15;
+        if (match == 15) {
+            unsigned char b;
+            do {
+                if (ip >= end) return 0;
+                b = *ip++;
+                match += b;
+            } while (b == 255);
+        }
+        match += 4;
+        if (offset == 0 || offset > op || match > cap - op) return 0;
+        for (size_t i = 0; i < match; i++, op++) out[op] = out[op - offset];
+    }
+    return op;
+}
+
+static uint64_t le(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* The first PTX entry of a fatbin as NUL-terminated text (malloc'ed), or NULL. The fatbin's own
+ * sizes were checked by cuhandle (image.rs) before it reaches any driver. Entry header: kind u16
+ * (1 = PTX), version u16, header size u32, payload size u64, compressed size u32 at 16, flags u64
+ * at 40 (0x2000 = LZ4-compressed), uncompressed size u64 at 56. */
+static char *fatbin_ptx(const unsigned char *b) {
+    uint64_t at = le(b + 6, 2), end = at + le(b + 8, 8);
+    while (at + 16 <= end) {
+        const unsigned char *e = b + at;
+        uint64_t header = le(e + 4, 4), payload = le(e + 8, 8);
+        if (header < 16 || header + payload > end - at) return NULL;
+        if (le(e, 2) == 1) {
+            const unsigned char *data = e + header;
+            int compressed = header >= 64 && (le(e + 40, 8) & 0x2000);
+            size_t size = compressed ? le(e + 56, 8) : payload;
+            if (size > (256u << 20)) return NULL;
+            char *text = calloc(1, size + 1);
+            if (!text) return NULL;
+            if (!compressed) memcpy(text, data, size);
+            else if (!lz4_block(data, le(e + 16, 4) <= payload ? le(e + 16, 4) : payload, (unsigned char *)text, size)) {
+                free(text);
+                return NULL;
+            }
+            return text;
+        }
+        at += header + payload;
+    }
+    return NULL;
+}
+
+static void jit_log(void **options_values, int *options, unsigned n, const char *message) {
+    char *buffer = NULL;
+    size_t size = 0;
+    for (unsigned i = 0; options && options_values && i < n; i++) {
+        if (options[i] == 5) buffer = options_values[i];                  /* CU_JIT_ERROR_LOG_BUFFER */
+        if (options[i] == 6) size = (size_t)(uintptr_t)options_values[i]; /* ..._SIZE_BYTES */
+    }
+    if (buffer && size) snprintf(buffer, size, "%s", message);
+}
+
+EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, int *jitOptions, void **jitOptionsValues,
+                                  unsigned int numJitOptions, int *libraryOptions, void **libraryOptionValues,
+                                  unsigned int numLibraryOptions) {
+    ENTER();
+    (void)libraryOptions;
+    (void)libraryOptionValues;
+    (void)numLibraryOptions;
+    if (!library || !code) RETURN(INVALID_VALUE);
+    /* Byte by byte, so a short NUL-terminated PTX text is never read past its end. */
+    const unsigned char *b = code;
+    Library *lib = calloc(1, sizeof *lib);
+    if (!lib) RETURN(OUT_OF_MEMORY);
+    if (b[0] == 0x50 && b[1] == 0xED && b[2] == 0x55 && b[3] == 0xBA) { /* 0xBA55ED50 little-endian */
+        lib->kind = IMAGE_FATBIN;
+        /* Kernels and parameters come from the fatbin's PTX where it has one (nvcc's
+         * -gencode ...,code=compute_XX); without one, any name is a kernel of unknown signature. */
+        char *ptx = fatbin_ptx(b);
+        lib->parsed = ptx && parse_ptx(lib, ptx) && lib->nkernels > 0;
+        free(ptx);
+        if (!lib->parsed) { /* forget what a half-parsed PTX declared */
+            for (size_t i = 0; i < lib->nkernels; i++) vec_remove(&g_kernels, lib->kernels[i]);
+            lib->nkernels = 0;
+        }
+    } else if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') {
+        lib->kind = IMAGE_CUBIN;
+    } else if (strstr(code, ".version") && strstr(code, ".target")) {
+        lib->kind = IMAGE_PTX;
+        lib->parsed = 1;
+        if (!parse_ptx(lib, code)) {
+            jit_log(jitOptionsValues, jitOptions, numJitOptions, "stand-in: a .entry declaration could not be parsed");
+            for (size_t i = 0; i < lib->nkernels; i++) vec_remove(&g_kernels, lib->kernels[i]);
+            RETURN(INVALID_PTX);
+        }
+    } else {
+        free(lib);
+        RETURN(INVALID_IMAGE);
+    }
+    vec_push(&g_libraries, lib);
+    *library = lib;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuLibraryUnload(CUlibrary library) {
+    ENTER();
+    if (!vec_has(&g_libraries, library)) RETURN(bad_handle(INVALID_HANDLE));
+    Library *lib = library;
+    vec_remove(&g_libraries, lib);
+    /* Never freed: launching a kernel of an unloaded library is an INVALID_HANDLE, not a crash. */
+    for (size_t i = 0; i < lib->nkernels; i++) vec_remove(&g_kernels, lib->kernels[i]);
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {
+    ENTER();
+    if (!pKernel || !name) RETURN(INVALID_VALUE);
+    if (!vec_has(&g_libraries, library)) RETURN(bad_handle(INVALID_HANDLE));
+    Library *lib = library;
+    for (size_t i = 0; i < lib->nkernels; i++)
+        if (strcmp(lib->kernels[i]->name, name) == 0) {
+            *pKernel = lib->kernels[i];
+            RETURN(SUCCESS);
+        }
+    /* Cubins, and fatbins without PTX, are not parsed: any name is a kernel of unknown parameters. */
+    if (lib->parsed) RETURN(NOT_FOUND);
+    *pKernel = new_kernel(lib, name, strlen(name));
+    RETURN(SUCCESS);
+}
+
+static int check_kernel(void *k) { return vec_has(&g_kernels, k) ? SUCCESS : bad_handle(INVALID_HANDLE); }
+
+/* Needs a current context, like the real driver. Fatbin/cubin kernels answer INVALID_VALUE at
+ * index 0, which callers read as "no (more) parameters": see README.md. */
+EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
+    ENTER();
+    int rc = check_kernel(kernel);
+    if (rc) RETURN(rc);
+    Ctx *c;
+    if ((rc = current_ctx(&c))) RETURN(rc);
+    Kernel *k = kernel;
+    if (k->nparams < 0 || paramIndex >= (size_t)k->nparams) RETURN(INVALID_VALUE);
+    if (paramOffset) *paramOffset = k->offsets[paramIndex];
+    if (paramSize) *paramSize = k->sizes[paramIndex];
+    RETURN(SUCCESS);
+}
+
+static size_t listed_kernels(Library *lib) { return lib->parsed ? lib->nkernels : 0; }
+
+EXPORT CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary library) {
+    ENTER();
+    if (!count) RETURN(INVALID_VALUE);
+    if (!vec_has(&g_libraries, library)) RETURN(bad_handle(INVALID_HANDLE));
+    *count = (unsigned)listed_kernels(library);
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary library) {
+    ENTER();
+    if (!kernels) RETURN(INVALID_VALUE);
+    if (!vec_has(&g_libraries, library)) RETURN(bad_handle(INVALID_HANDLE));
+    Library *lib = library;
+    if (numKernels != listed_kernels(lib)) RETURN(INVALID_VALUE);
+    for (unsigned i = 0; i < numKernels; i++) kernels[i] = lib->kernels[i];
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuKernelGetName(const char **name, CUkernel kernel) {
+    ENTER();
+    if (!name) RETURN(INVALID_VALUE);
+    int rc = check_kernel(kernel);
+    if (rc) RETURN(rc);
+    *name = ((Kernel *)kernel)->name;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuKernelGetAttribute(int *pi, int attrib, CUkernel kernel, CUdevice dev) {
+    ENTER();
+    if (!pi) RETURN(INVALID_VALUE);
+    int rc = check_kernel(kernel);
+    if (rc) RETURN(rc);
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    if (attrib < 0 || attrib > 20) RETURN(INVALID_VALUE);
+    *pi = attrib == 0 ? 1024 : attrib == 4 ? 32 : 0; /* max threads per block, registers; others 0 */
+    RETURN(SUCCESS);
+}
+
+/* Marks the allocation an 8-byte argument points into (if any) as used by the launch. */
+static void argument_use(Ctx *c, const void *arg, int64_t until) {
+    uint64_t v;
+    memcpy(&v, arg, 8);
+    Alloc *a = find_range(c, (uintptr_t)v, 0);
+    if (a && (uintptr_t)v < a->base + a->size) a->in_use_until = max64(a->in_use_until, until);
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                               unsigned int by, unsigned int bz, unsigned int sharedMemBytes, CUstream hStream,
+                               void **kernelParams, void **extra) {
+    ENTER();
+    int rc = check_kernel(f);
+    if (rc) RETURN(rc);
+    Stream *s;
+    if ((rc = resolve_stream(hStream, 1, &s))) RETURN(rc);
+    if (extra) RETURN(NOT_SUPPORTED); /* cuhandle passes parameters through kernelParams only */
+    if (gx < 1 || gy < 1 || gz < 1 || gx > 2147483647u || gy > 65535 || gz > 65535) RETURN(INVALID_VALUE);
+    if (bx < 1 || by < 1 || bz < 1 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024) RETURN(INVALID_VALUE);
+    if (sharedMemBytes > 49152) RETURN(INVALID_VALUE);
+    Kernel *k = f;
+    /* Reads every argument as the kernel declares it, so a missing or short one is caught here. */
+    unsigned char scratch[4096];
+    int nargs = 0;
+    if (k->nparams >= 0) {
+        if (k->nparams > 0 && !kernelParams) RETURN(INVALID_VALUE);
+        for (int i = 0; i < k->nparams; i++) {
+            if (!kernelParams[i]) RETURN(INVALID_VALUE);
+            memcpy(scratch, kernelParams[i], k->sizes[i] < sizeof scratch ? k->sizes[i] : sizeof scratch);
+        }
+        nargs = k->nparams;
+    }
+    /* An unknown signature's arguments are not read at all: cuhandle passes exact-size arrays
+     * (blas.rs), so there is no NULL to stop at, and an argument may be shorter than 8 bytes. */
+    int64_t done = enqueue(s, g_work_ns);
+    for (int i = 0; i < nargs; i++)
+        if (k->sizes[i] == 8) argument_use(s->ctx, kernelParams[i], done);
+    g_launches++;
+    RETURN(SUCCESS);
+}
+
+/* ---------------------------------------------------------------- optional entry points */
+
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, int *symbolStatus) {
+    (void)cudaVersion;
+    (void)flags;
+    if (!symbol || !pfn) return INVALID_VALUE;
+    static const struct {
+        const char *name;
+        void *fn;
+        int since;
+    } OPTIONAL[] = {
+        {"cuKernelGetParamInfo", (void *)cuKernelGetParamInfo, 12040},
+        {"cuLibraryGetKernelCount", (void *)cuLibraryGetKernelCount, 12040},
+        {"cuLibraryEnumerateKernels", (void *)cuLibraryEnumerateKernels, 12040},
+        {"cuKernelGetName", (void *)cuKernelGetName, 12030},
+    };
+    int version = driver_version();
+    for (size_t i = 0; i < sizeof OPTIONAL / sizeof OPTIONAL[0]; i++)
+        if (strcmp(symbol, OPTIONAL[i].name) == 0 && version >= OPTIONAL[i].since) {
+            *pfn = OPTIONAL[i].fn;
+            if (symbolStatus) *symbolStatus = 0; /* CU_GET_PROC_ADDRESS_SUCCESS */
+            return SUCCESS;
+        }
+    *pfn = NULL;
+    if (symbolStatus) *symbolStatus = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+    return NOT_FOUND;
+}
+
+/* ---------------------------------------------------------------- the tests' control channel */
+
+static int count_of(const Vec *v, int user_streams_only) {
+    int n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (!user_streams_only || ((Stream *)v->items[i])->kind == USER_STREAM) n++;
+    return n;
+}
+
+/* Commands of cuDeviceGetAttribute's magic attribute (README.md); called with the lock held. */
+static int control(int command, int arg, int *result) {
+    int previous;
+    size_t bytes = 0;
+    switch (command) {
+    case 1:
+        previous = (int)(g_work_ns / 1000000);
+        g_work_ns = (int64_t)arg * 1000000;
+        *result = previous;
+        return SUCCESS;
+    case 2:
+        *result = g_fail_next_sync;
+        g_fail_next_sync = arg;
+        return SUCCESS;
+    case 3: *result = (int)g_use_after_free; return SUCCESS;
+    case 4: *result = (int)g_allocs.n; return SUCCESS;
+    case 5:
+        for (size_t i = 0; i < g_allocs.n; i++) bytes += ((Alloc *)g_allocs.items[i])->size;
+        *result = (int)((bytes + 1023) / 1024);
+        return SUCCESS;
+    case 6:
+        if (check_device(arg)) return INVALID_DEVICE;
+        *result = g_primary[arg] ? g_primary[arg]->retains : 0;
+        return SUCCESS;
+    case 7:
+        g_use_after_free = g_launches = g_out_of_bounds = g_bad_handles = 0;
+        *result = 0;
+        return SUCCESS;
+    case 8: *result = (int)g_launches; return SUCCESS;
+    case 9: *result = (int)g_out_of_bounds; return SUCCESS;
+    case 10: *result = (int)g_bad_handles; return SUCCESS;
+    case 11: *result = count_of(&g_streams, 1); return SUCCESS;
+    case 12: *result = count_of(&g_events, 0); return SUCCESS;
+    case 13:
+        *result = g_fail_allocs;
+        g_fail_allocs = arg;
+        return SUCCESS;
+    case 14:
+        *result = g_fail_host_allocs;
+        g_fail_host_allocs = arg;
+        return SUCCESS;
+    default: return INVALID_VALUE;
+    }
+}
