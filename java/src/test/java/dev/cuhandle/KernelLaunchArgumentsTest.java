@@ -52,6 +52,35 @@ class KernelLaunchArgumentsTest {
         assertEquals("Kernel[cuh_fake_not_probed]", notProbed.toString());
     }
 
+    /** Issue 9 (9): an index outside the parameters is a clear IllegalArgumentException, not an ArrayIndexOutOfBoundsException. */
+    @Test
+    void aParameterIndexOutsideTheKernelIsRefusedByName() {
+        Kernel k = paramsLike();
+        for (int index : new int[] {-1, 8, 100}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> k.parameterSize(index));
+            assertContains(e.getMessage(), "cuh_fake_params", "8 parameters", "index " + index);
+        }
+    }
+
+    /**
+     * Issue 9 (10): a narrower argument must not leave the upper bytes of a wider earlier one in its
+     * slot, where a driver that cannot check sizes (before 12.4) would pass them to the kernel.
+     */
+    @Test
+    void aNarrowerArgumentClearsTheWholeSlot() {
+        KernelLaunch launch = paramsLike().newLaunch();
+        launch.arg(0, -1L);
+        assertEquals(-1L, launch.slotBits(0));
+        launch.arg(0, 7);
+        assertEquals(7L, launch.slotBits(0), "int 7 in a slot that held -1L");
+        launch.arg(0, (short) 3);
+        assertEquals(3L, launch.slotBits(0));
+        launch.arg(0, (byte) 1);
+        assertEquals(1L, launch.slotBits(0));
+        launch.arg(0, 1.5f);
+        assertEquals(Float.floatToRawIntBits(1.5f) & 0xFFFF_FFFFL, launch.slotBits(0));
+    }
+
     @Test
     void argumentIndicesOutsideZeroToMaxArgsAreRefused() {
         KernelLaunch launch = paramsLike().newLaunch();

@@ -61,15 +61,54 @@ class LoadingFailuresTest {
         ChildJvm child = ChildJvm.run(tmp, ProbeMain.class, "-D" + Native.DRIVER_PROPERTY + "=" + missing);
         assertEquals(0, child.exitCode, child.output);
         assertTrue(child.output.contains("available=false"), child.output);
-        assertTrue(child.output.contains("error=NOT_FOUND"), child.output);
+        assertTrue(child.output.contains("error=FILE_NOT_FOUND"), child.output);
         assertTrue(child.output.contains(missing.toString()) && child.output.contains("libcuda was not found"), child.output);
     }
 
+    /** Issue 9 (9): the dynamic linker's reason is kept, and the code says the file exists but would not load. */
     @Test
-    void aFileThatIsNoDriverIsRefusedByName() throws Exception {
+    void aFileThatExistsButCannotLoadKeepsTheLinkersReason() throws Exception {
         Path fake = tmp.resolve("libcuda.so.1");
         Files.write(fake, new byte[] {1, 2, 3});
         ChildJvm child = ChildJvm.run(tmp, ProbeMain.class, "-D" + Native.DRIVER_PROPERTY + "=" + fake);
-        assertTrue(child.output.contains("error=NOT_FOUND") && child.output.contains(fake.toString()), child.output);
+        assertTrue(child.output.contains("error=SHARED_OBJECT_INIT_FAILED") && child.output.contains(fake.toString()), child.output);
+        assertTrue(child.output.contains("exists but could not be loaded") && child.output.contains("too short"), child.output);
+    }
+
+    /** Issue 9 (9): a library that loads but is no driver is named by the entry point it lacks, not called "older than 12.0" alone. */
+    @Test
+    void aLibraryThatIsNoDriverIsRefusedByTheMissingEntryPoint() throws Exception {
+        Path libc = Files.list(Path.of("/lib/x86_64-linux-gnu")).filter(p -> p.getFileName().toString().startsWith("libc.so.")).findFirst().orElse(null);
+        org.junit.jupiter.api.Assumptions.assumeTrue(libc != null, "no /lib/x86_64-linux-gnu/libc.so.* on this machine");
+        ChildJvm child = ChildJvm.run(tmp, ProbeMain.class, "-D" + Native.DRIVER_PROPERTY + "=" + libc);
+        assertTrue(child.output.contains("error=SHARED_OBJECT_SYMBOL_NOT_FOUND"), child.output);
+        assertTrue(child.output.contains("lacks the driver entry point cuInit") && child.output.contains("not an NVIDIA CUDA driver library"), child.output);
+    }
+
+    /**
+     * Issue 9 (9), H12: a libcuhandle of another version (here: a library that is no libcuhandle at
+     * all) makes Cuda.isAvailable() answer false with the reason, never throw UnsatisfiedLinkError.
+     */
+    @Test
+    void aMismatchedNativeLibraryIsReportedNotThrownAsALinkageError() throws Exception {
+        Path libc = Files.list(Path.of("/lib/x86_64-linux-gnu")).filter(p -> p.getFileName().toString().startsWith("libc.so.")).findFirst().orElse(null);
+        org.junit.jupiter.api.Assumptions.assumeTrue(libc != null, "no /lib/x86_64-linux-gnu/libc.so.* on this machine");
+        ChildJvm child = ChildJvm.run(tmp, ProbeMain.class, "-D" + NativeLoader.PATH_PROPERTY + "=" + libc);
+        assertEquals(0, child.exitCode, child.output);
+        assertTrue(child.output.contains("available=false") && child.output.contains("exception=CudaException"), child.output);
+        assertTrue(child.output.contains("interface version") && !child.output.contains("unexpected="), child.output);
+    }
+
+    /** Issue 9 (10): the extracted library is written into the owner-only file createTempFile made, never recreated. */
+    @Test
+    void extractionKeepsTheOwnerOnlyPermissionsOfTheTemporaryFile() throws Exception {
+        Path file = Files.createTempFile(tmp, "libcuhandle-", ".so");
+        java.util.Set<java.nio.file.attribute.PosixFilePermission> before = Files.getPosixFilePermissions(file);
+        Object key = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        NativeLoader.writeInto(new java.io.ByteArrayInputStream(new byte[] {1, 2, 3, 4}), file);
+        assertEquals(before, Files.getPosixFilePermissions(file));
+        assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"), Files.getPosixFilePermissions(file));
+        assertEquals(key, Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey(), "the same file (inode), not a replacement");
+        assertEquals(4, Files.size(file));
     }
 }

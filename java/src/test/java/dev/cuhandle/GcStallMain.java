@@ -1,0 +1,55 @@
+package dev.cuhandle;
+
+/**
+ * Child-JVM body of {@link GcStallGpuTest}: queues about 3 s of GPU work (a spin kernel on a GPU,
+ * simulated time on the stand-in), downloads a 64 MiB array behind it on one thread while another
+ * thread keeps allocating, and prints the worst pause the allocating thread saw and how long the
+ * download waited. Prints {@code maxStallMs=...} and {@code downloadMs=...}.
+ */
+public final class GcStallMain {
+    private static final double WORK_SECONDS = 3.0;
+    private static final int FLOATS = 16 << 20;
+
+    private GcStallMain() {}
+
+    public static void main(String[] args) throws Exception {
+        try (Handle h = Handle.create(); DeviceBuffer x = h.allocate(4L * FLOATS)) {
+            h.memset(x, 0);
+            h.synchronize();
+            Library kernels = null;
+            if (StandIn.active()) {
+                int previous = StandIn.setWorkMillis((int) (WORK_SECONDS * 1000));
+                h.memset(x, 0); // one operation that the stand-in accounts 3 s of GPU time for
+                StandIn.setWorkMillis(previous);
+            } else {
+                kernels = TestKernels.load();
+                h.launch(kernels.kernel("cuh_test_spin"), Dim3.of(1), Dim3.of(1), 0, (long) (WORK_SECONDS * HandleGpuTestBase.SPIN_CYCLES_PER_SECOND));
+            }
+            float[] out = new float[FLOATS];
+            long[] downloadNanos = new long[1];
+            Thread downloader = new Thread(() -> {
+                long start = System.nanoTime();
+                x.download(out);
+                downloadNanos[0] = System.nanoTime() - start;
+            }, "downloader");
+            downloader.start();
+            long maxGap = 0;
+            long last = System.nanoTime();
+            long sink = 0;
+            while (downloader.isAlive()) {
+                byte[] garbage = new byte[1 << 20]; // young-generation churn: forces a collection every few ms
+                sink += garbage.length;
+                long now = System.nanoTime();
+                maxGap = Math.max(maxGap, now - last);
+                last = now;
+            }
+            downloader.join();
+            System.out.println("allocatedMiB=" + (sink >> 20));
+            System.out.println("maxStallMs=" + maxGap / 1_000_000.0);
+            System.out.println("downloadMs=" + downloadNanos[0] / 1_000_000.0);
+            if (kernels != null) {
+                kernels.close();
+            }
+        }
+    }
+}
