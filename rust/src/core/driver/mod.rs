@@ -116,8 +116,14 @@ fn load_from(candidates: &[String]) -> std::result::Result<Driver, Error2> {
         match unsafe { libloading::Library::new(candidate) } {
             Ok(library) => return finish_load(library, candidate).map_err(|(code, message)| fail(code, message)),
             // The dynamic linker's own reason is kept: "wrong ELF class", "permission denied"...
-            Err(e) if exists(candidate, &e) => refused.push(format!("{candidate}: {e}")),
-            Err(e) => absent.push(format!("{candidate} ({e})")),
+            Err(e) => {
+                let reason = linker_reason(&e);
+                if exists(candidate, &reason) {
+                    refused.push(format!("{candidate}: {reason}"));
+                } else {
+                    absent.push(format!("{candidate} ({reason})"));
+                }
+            }
         }
     }
     let choose = format!("Set -Dcuhandle.driver.path=/path/to/libcuda.so.1 or {DRIVER_PATH_ENV} to choose one");
@@ -139,11 +145,20 @@ fn load_from(candidates: &[String]) -> std::result::Result<Driver, Error2> {
 
 /// Whether a failed candidate is a file that exists (so its load error is the interesting part)
 /// rather than a name the dynamic linker found nowhere.
-fn exists(candidate: &str, error: &libloading::Error) -> bool {
+fn exists(candidate: &str, reason: &str) -> bool {
     if candidate.contains('/') {
         return std::path::Path::new(candidate).exists();
     }
-    !error.to_string().contains("No such file or directory")
+    !reason.contains("No such file or directory")
+}
+
+/// The dynamic linker's own words (`dlerror()`), which libloading keeps as the error's source:
+/// its Display alone says only "dlopen failed".
+fn linker_reason(error: &libloading::Error) -> String {
+    match std::error::Error::source(error) {
+        Some(source) => source.to_string(),
+        None => error.to_string(),
+    }
 }
 
 fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Result<Driver, (i32, String)> {
@@ -269,6 +284,7 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("exists but could not be loaded") && text.contains(&bogus.display().to_string()), "{text}");
         assert!(text.contains("also tried: /nonexistent/libcuda.so.1"), "{text}");
+        assert!(text.contains("too short"), "the dynamic linker's own reason is kept: {text}");
     }
 
     #[test]
