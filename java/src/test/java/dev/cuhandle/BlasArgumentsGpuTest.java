@@ -33,6 +33,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * handle or buffer is an {@link IllegalStateException}.
  */
 @GpuTest
+@StandInCapable // argument checks only: every case is refused before anything is launched
 class BlasArgumentsGpuTest {
     private static final int MAX_POPS = 64;
     private static Handle h;

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.function.Executable;
  * exception that names the problem, and the buffer's contents are untouched afterwards.
  */
 @GpuTest
+@StandInCapable // argument checks only: every case is refused before anything is launched
 class BufferBadInputGpuTest extends KernelGpuTestBase {
     private static final int N = 64;
     private Handle h;

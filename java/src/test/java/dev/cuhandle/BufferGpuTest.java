@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 class BufferGpuTest extends KernelGpuTestBase {
     private static final int N = 10_007; // not a multiple of anything in particular
 
+    @StandInCapable
     @Test
     void floatsRoundTrip() {
         Random r = freshRandom("float[]");
@@ -39,6 +40,7 @@ class BufferGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void doublesRoundTrip() {
         Random r = freshRandom("double[]");
@@ -67,6 +69,7 @@ class BufferGpuTest extends KernelGpuTestBase {
         assertArrayEquals(e, a, what);
     }
 
+    @StandInCapable
     @Test
     void intsLongsAndBytesRoundTrip() {
         Random r = freshRandom("int[], long[], byte[]");
@@ -96,6 +99,7 @@ class BufferGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void emptyArraysAndZeroByteBuffersWork() {
         try (Handle h = Handle.create(0); DeviceBuffer b = h.upload(new float[0]); DeviceBuffer c = h.allocate(0)) {
@@ -110,6 +114,7 @@ class BufferGpuTest extends KernelGpuTestBase {
     }
 
     /** copyToDevice/copyToHost with array offsets and lengths: only the named ranges move. */
+    @StandInCapable
     @Test
     void partialArrayCopiesMoveExactlyTheirRange() {
         Random r = freshRandom("partial copies");
@@ -162,6 +167,7 @@ class BufferGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void directByteBuffersCopyWithAbsoluteOffsets() {
         Random r = freshRandom("direct ByteBuffers");
@@ -264,6 +270,7 @@ class BufferGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void slicesAreViewsWithTheRightAddress() {
         Random r = freshRandom("slices");
@@ -379,6 +386,7 @@ class BufferGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void closeIsIdempotentAndReported() {
         try (Handle h = Handle.create(0)) {
@@ -393,6 +401,7 @@ class BufferGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void buffersSurviveManyAllocationsAndFrees() {
         Random r = freshRandom("allocation churn");

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 
 @GpuTest
 class DeviceGpuTest {
+    @StandInCapable
     @Test
     void devicesAndTheirPropertiesAreReported() {
         int count = Cuda.deviceCount();

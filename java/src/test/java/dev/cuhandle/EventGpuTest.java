@@ -68,6 +68,7 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void eventsWorkOnAWrappedUserContext() {
         long user = 0;
@@ -84,6 +85,7 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void recordingOnAHandleOfAnotherContextIsAnIllegalArgument() {
         long user = 0;
@@ -102,6 +104,7 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void aClosedEventIsAnIllegalStateAndCloseIsIdempotent() {
         try (Handle h = Handle.create(0)) {
@@ -121,6 +124,7 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void creatingAnEventOnAClosedHandleIsAnIllegalState() {
         Handle h = Handle.create(0);

@@ -91,6 +91,7 @@ class HandleLeakGpuTest extends HandleGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void h7_debugLeaks_attachesTheCreationStackTrace(TestInfo info) throws Exception {

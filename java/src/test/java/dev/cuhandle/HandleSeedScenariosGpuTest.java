@@ -83,6 +83,7 @@ class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
      * H10: a library's kernels are context-independent, so looking one up needs no current
      * context (the lookup queries parameter sizes with cuKernelGetParamInfo, rule K2).
      */
+    @StandInCapable
     @Test
     void h10_kernelLookupNeedsNoCurrentContext() throws Exception {
         try (Library lib = TestKernels.load()) {

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 class HandleStickyErrorGpuTest extends HandleGpuTestBase {
     private final Random random = new Random(0x483BL);
 
+    @StandInCapable
     @Test
     @Order(1)
     void h12_availabilityIsAnsweredWithoutThrowing() {

@@ -147,6 +147,7 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void anEmptyKernelLaunchesWithAnyLegalShape() {
         try (Handle h = Handle.create(0)) {
@@ -163,6 +164,7 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
 
     // ---------------------------------------------------------------- bad launches (K2)
 
+    @StandInCapable
     @Test
     void theWrongArgumentCountIsAnIllegalArgument() {
         Kernel k = addOne();
@@ -182,6 +184,7 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void theWrongArgumentSizeIsAnIllegalArgumentNamingKernelParameterAndSizes() {
         Kernel k = params();
@@ -227,6 +230,7 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void aGridTooLargeOrEmptyIsAnIllegalArgument() {
         try (Handle h = Handle.create(0)) {
@@ -243,6 +247,7 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void aBlockTooLargeOrEmptyIsAnIllegalArgument() {
         try (Handle h = Handle.create(0)) {
@@ -263,6 +268,7 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void tooMuchOrNegativeDynamicSharedMemoryIsAnIllegalArgument() {
         try (Handle h = Handle.create(0); DeviceBuffer out = h.allocate(4)) {
@@ -276,6 +282,7 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void aClosedBufferArgumentIsAnIllegalState() {
         try (Handle h = Handle.create(0)) {
@@ -328,6 +335,7 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void aLaunchOnAClosedHandleIsAnIllegalState() {
         Handle h = Handle.create(0);

@@ -121,6 +121,7 @@ class LibraryLoadGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void listsItsKernels() {
         List<String> names = kernels().kernelNames();
@@ -135,6 +136,7 @@ class LibraryLoadGpuTest extends KernelGpuTestBase {
     }
 
     /** Looked up with a context current, a kernel knows its parameter sizes at once (K2). */
+    @StandInCapable
     @Test
     void knowsParameterSizes() {
         assumeTrue(sizesReported(), "the driver cannot report parameter sizes (before CUDA 12.4)");
@@ -191,6 +193,7 @@ class LibraryLoadGpuTest extends KernelGpuTestBase {
     }
 
     /** H10 and H4: lookups and attribute queries need no current context and leave none. */
+    @StandInCapable
     @Test
     void kernelAttributesArePlausibleWithNoContextCurrent() {
         try (Library lib = TestKernels.load()) {
@@ -211,6 +214,7 @@ class LibraryLoadGpuTest extends KernelGpuTestBase {
         }
     }
 
+    @StandInCapable
     @Test
     void kernelAttributeOfAnInvalidDeviceIsACudaException() {
         Kernel k = addOne();
@@ -219,6 +223,7 @@ class LibraryLoadGpuTest extends KernelGpuTestBase {
         assertEquals(0L, current());
     }
 
+    @StandInCapable
     @Test
     void anUnknownKernelIsAnIllegalArgumentNamingItAndListingTheKernels() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> kernels().kernel("cuh_test_no_such_kernel"));
@@ -231,6 +236,7 @@ class LibraryLoadGpuTest extends KernelGpuTestBase {
         assertEquals(0L, current());
     }
 
+    @StandInCapable
     @Test
     void aMangledOrMisspelledNameIsUnknown() {
         // C++ names are mangled; the test kernels are extern "C", so a case change is a different name.
@@ -243,12 +249,14 @@ class LibraryLoadGpuTest extends KernelGpuTestBase {
      * where NUL is the two bytes C0 80, so it arrives as an unknown name, not as a C string cut short
      * at the NUL: "cuh_test_add_one\0x" must not find cuh_test_add_one.)
      */
+    @StandInCapable
     @Test
     void aKernelNameWithANulCharacterIsAnIllegalArgument() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> kernels().kernel("cuh_test_add_one\0x"));
         assertContains(e.getMessage(), "'cuh_test_add_one");
     }
 
+    @StandInCapable
     @Test
     void aNullKernelNameIsANullPointer() {
         assertThrows(NullPointerException.class, () -> kernels().kernel(null));
