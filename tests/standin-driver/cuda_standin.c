@@ -158,8 +158,10 @@ static Vec g_allocs;     /* live device allocations */
 static Vec g_host;       /* live cuMemHostAlloc blocks */
 static Vec g_quarantine; /* freed, poisoned allocations not yet returned to malloc */
 static int64_t g_work_ns;
-static int g_fail_next_sync;
-static int g_fail_allocs, g_fail_host_allocs;
+/* Injected faults belong to the thread that asked for them: the JVM's cleaner thread, freeing
+ * objects that other tests leaked, must never consume a fault meant for a test. */
+static _Thread_local int g_fail_next_sync;
+static _Thread_local int g_fail_allocs, g_fail_host_allocs;
 static long g_use_after_free, g_launches, g_out_of_bounds, g_bad_handles;
 
 static _Thread_local Ctx *t_stack[STACK_DEPTH];

@@ -171,8 +171,9 @@ class BufferBadInputGpuTest extends KernelGpuTestBase {
 
     @Test
     void wrappingPointerZeroWithASizeIsAnIllegalArgument() {
-        refused(IllegalArgumentException.class, () -> h.wrapPointer(0, 16), "pointer 0");
-        refused(IllegalArgumentException.class, () -> h.wrapPointer(-16, 64), "overflows");
+        refused(IllegalArgumentException.class, () -> h.wrapPointer(0, 16), "device pointer to wrap is 0 (NULL)");
+        refused(IllegalArgumentException.class, () -> h.wrapPointer(-16, 64), "negative (-16)");
+        refused(IllegalArgumentException.class, () -> h.wrapPointer(Long.MAX_VALUE - 8, 64), "overflows");
     }
 
     @Test

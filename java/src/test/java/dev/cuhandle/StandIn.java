@@ -50,7 +50,7 @@ public final class StandIn {
         return control(1, millis);
     }
 
-    /** The next stream, event or context synchronize anywhere fails with {@code code} (sticky codes also poison its context). */
+    /** The calling thread's next stream, event or context synchronize fails with {@code code} (sticky codes also poison its context). */
     public static void failNextSync(int code) {
         control(2, code);
     }
@@ -103,12 +103,12 @@ public final class StandIn {
         return control(12, 0);
     }
 
-    /** The next {@code count} device allocations fail with OUT_OF_MEMORY. */
+    /** The calling thread's next {@code count} device allocations fail with OUT_OF_MEMORY. */
     public static void failNextAllocations(int count) {
         control(13, count);
     }
 
-    /** The next {@code count} cuMemHostAlloc calls fail with OUT_OF_MEMORY. */
+    /** The calling thread's next {@code count} cuMemHostAlloc calls fail with OUT_OF_MEMORY. */
     public static void failNextHostAllocations(int count) {
         control(14, count);
     }
