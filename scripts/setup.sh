@@ -33,11 +33,30 @@ fi
 command -v nvcc >/dev/null || missing "nvcc after installing nvidia-cuda-toolkit"
 
 # The shipped library must load on glibc 2.17 systems (RHEL 7/8, Ubuntu 20.04): it is linked by
-# cargo-zigbuild against a 2.17 sysroot, with zig taken from PyPI's ziglang package.
-if ! python3 -m ziglang version >/dev/null 2>&1; then
-  command -v python3 >/dev/null || missing "python3 (for PyPI's ziglang, the linker of the glibc 2.17 build)"
-  echo "cuhandle setup: installing ziglang 0.13.0 from PyPI"
-  python3 -m pip install -q --disable-pip-version-check ziglang==0.13.0 || missing "ziglang ('python3 -m pip install ziglang==0.13.0' failed)"
+# cargo-zigbuild against a 2.17 sysroot, with zig taken from PyPI's ziglang package. It goes into a
+# virtual environment the project owns (.tools/zig-venv, git-ignored), never the system Python's
+# site-packages: Debian's and Ubuntu's system Python refuse pip installs there (PEP 668). The build
+# (java/pom.xml) hands that environment's python to cargo-zigbuild.
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv="$root/.tools/zig-venv"
+if ! "$venv/bin/python3" -m ziglang version >/dev/null 2>&1; then
+  command -v python3 >/dev/null || missing "python3 (with its venv module; Debian/Ubuntu: apt-get install python3-venv)"
+  if ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
+    if [ -r /etc/debian_version ] && command -v apt-get >/dev/null; then
+      sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+      echo "cuhandle setup: installing python3-venv (Python's venv module, for the build's own zig)"
+      $sudo apt-get update -qq || true
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-venv >/dev/null \
+        || missing "python3-venv ('apt-get install python3-venv' failed)"
+    else
+      missing "Python's venv module with ensurepip (install your distribution's python3-venv package)"
+    fi
+  fi
+  echo "cuhandle setup: installing ziglang 0.13.0 from PyPI into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv" || missing "a Python virtual environment ('python3 -m venv $venv' failed)"
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check ziglang==0.13.0 \
+    || missing "ziglang ('$venv/bin/python3 -m pip install ziglang==0.13.0' failed)"
 fi
 if ! command -v cargo-zigbuild >/dev/null; then
   echo "cuhandle setup: installing cargo-zigbuild 0.24.1 from crates.io (about 2 minutes)"
