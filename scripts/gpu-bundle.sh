@@ -48,5 +48,16 @@ cp="$here/app/cuhandle.jar:$here/app/test-classes"
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
 exec "$here/jre/bin/java" -cp "$cp" "$cls" "$@"
 RUN
+cat > "$out/run-soak" <<'RUN'
+#!/bin/sh
+# The soak: run-soak [--threads N] [--minutes M | --seconds S] [--seed X] [--csv file]
+# (dev.cuhandle.SoakMain; exit code 0 = pass). JVM options go in SOAK_JAVA_OPTS (default -Xms64m -Xmx4g:
+# a small minimum heap so that the heap shrinks back after the final GCs and RSS compares fairly).
+here=$(cd "$(dirname "$0")" && pwd)
+cp="$here/app/cuhandle.jar:$here/app/test-classes"
+for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
+exec "$here/jre/bin/java" ${SOAK_JAVA_OPTS:--Xms64m -Xmx4g} -cp "$cp" dev.cuhandle.SoakMain "$@"
+RUN
 chmod +x "$out"/run-*
-echo "GPU bundle ready: $out ($(du -sh "$out" | cut -f1)); on the GPU host run $out/run-tests"
+echo "GPU bundle ready: $out ($(du -sh "$out" | cut -f1)); on the GPU host run $out/run-tests,"
+echo "or the soak: $out/run-soak --threads 16 --minutes 10 --csv soak.csv"
