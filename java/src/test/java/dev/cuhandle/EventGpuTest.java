@@ -10,8 +10,25 @@ import org.junit.jupiter.api.Test;
 @GpuTest
 class EventGpuTest extends KernelGpuTestBase {
 
+    /**
+     * Spins {@code cycles} SM clock cycles on {@code h}'s stream. On the CPU stand-in driver, where
+     * kernels do not execute, the same launch occupies the stream for as long as the GPU needs at
+     * least ({@link #SPIN_CYCLES_10MS} per 10 ms) in simulated time: the stand-in's work time is set
+     * for this one launch and restored.
+     */
     private static void spinCycles(Handle h, long cycles) {
-        h.launch(spin(), Dim3.of(1), Dim3.of(1), 0, cycles);
+        if (!StandIn.active()) {
+            h.launch(spin(), Dim3.of(1), Dim3.of(1), 0, cycles);
+            return;
+        }
+        int launchesBefore = StandIn.launches();
+        int previous = StandIn.setWorkMillis((int) Math.round(cycles * 10.0 / SPIN_CYCLES_10MS));
+        try {
+            h.launch(spin(), Dim3.of(1), Dim3.of(1), 0, cycles);
+        } finally {
+            StandIn.setWorkMillis(previous);
+        }
+        assertEquals(1, StandIn.launches() - launchesBefore, "spin of " + cycles + " cycles: launches the stand-in driver accepted");
     }
 
     /** Milliseconds between two events recorded around a spin of {@code cycles} SM clock cycles. */
