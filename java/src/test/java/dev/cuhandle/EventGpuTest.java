@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 
 /** Events: timing between two events around GPU work, stream order, context checks and close. */
 @GpuTest
+@StandInCapable // the spins occupy the stream in simulated time, so event timing and waiting are checked
 class EventGpuTest extends KernelGpuTestBase {
 
     /**
@@ -85,7 +86,6 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
-    @StandInCapable
     @Test
     void eventsWorkOnAWrappedUserContext() {
         long user = 0;
@@ -102,7 +102,6 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
-    @StandInCapable
     @Test
     void recordingOnAHandleOfAnotherContextIsAnIllegalArgument() {
         long user = 0;
@@ -121,7 +120,6 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
-    @StandInCapable
     @Test
     void aClosedEventIsAnIllegalStateAndCloseIsIdempotent() {
         try (Handle h = Handle.create(0)) {
@@ -141,7 +139,6 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
-    @StandInCapable
     @Test
     void creatingAnEventOnAClosedHandleIsAnIllegalState() {
         Handle h = Handle.create(0);

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * after each operation. {@link Handle#makeCurrent()} is the documented exception.
  */
 @GpuTest
+@StandInCapable // the context stack is the driver object model; launches are counted
 class HandleNonInvasiveGpuTest extends HandleGpuTestBase {
     private static final int N = 3000;
 

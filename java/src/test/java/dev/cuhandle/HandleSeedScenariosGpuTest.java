@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
  * The seed scenarios of the project brief, end to end, with every result compared with the CPU.
  */
 @GpuTest
+@StandInCapable // contexts, threads and library lifetime; launches are counted
 class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
 
     /**
@@ -85,7 +86,6 @@ class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
      * H10: a library's kernels are context-independent, so looking one up needs no current
      * context (the lookup queries parameter sizes with cuKernelGetParamInfo, rule K2).
      */
-    @StandInCapable
     @Test
     void h10_kernelLookupNeedsNoCurrentContext() throws Exception {
         try (Library lib = TestKernels.load()) {

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
  * context is rejected.
  */
 @GpuTest
+@StandInCapable // spin() occupies the raw stream in simulated time; add-one checks count launches
 class HandleStreamGpuTest extends HandleGpuTestBase {
     private final Random random = new Random(0x4839L);
 
