@@ -8,10 +8,28 @@ import org.junit.jupiter.api.Test;
 
 /** Events: timing between two events around GPU work, stream order, context checks and close. */
 @GpuTest
+@StandInCapable // the spins occupy the stream in simulated time, so event timing and waiting are checked
 class EventGpuTest extends KernelGpuTestBase {
 
+    /**
+     * Spins {@code cycles} SM clock cycles on {@code h}'s stream. On the CPU stand-in driver, where
+     * kernels do not execute, the same launch occupies the stream for as long as the GPU needs at
+     * least ({@link #SPIN_CYCLES_10MS} per 10 ms) in simulated time: the stand-in's work time is set
+     * for this one launch and restored.
+     */
     private static void spinCycles(Handle h, long cycles) {
-        h.launch(spin(), Dim3.of(1), Dim3.of(1), 0, cycles);
+        if (!StandIn.active()) {
+            h.launch(spin(), Dim3.of(1), Dim3.of(1), 0, cycles);
+            return;
+        }
+        int launchesBefore = StandIn.launches();
+        int previous = StandIn.setWorkMillis((int) Math.round(cycles * 10.0 / SPIN_CYCLES_10MS));
+        try {
+            h.launch(spin(), Dim3.of(1), Dim3.of(1), 0, cycles);
+        } finally {
+            StandIn.setWorkMillis(previous);
+        }
+        assertEquals(1, StandIn.launches() - launchesBefore, "spin of " + cycles + " cycles: launches the stand-in driver accepted");
     }
 
     /** Milliseconds between two events recorded around a spin of {@code cycles} SM clock cycles. */
@@ -68,7 +86,6 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
-    @StandInCapable
     @Test
     void eventsWorkOnAWrappedUserContext() {
         long user = 0;
@@ -85,7 +102,6 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
-    @StandInCapable
     @Test
     void recordingOnAHandleOfAnotherContextIsAnIllegalArgument() {
         long user = 0;
@@ -104,7 +120,6 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
-    @StandInCapable
     @Test
     void aClosedEventIsAnIllegalStateAndCloseIsIdempotent() {
         try (Handle h = Handle.create(0)) {
@@ -124,7 +139,6 @@ class EventGpuTest extends KernelGpuTestBase {
         }
     }
 
-    @StandInCapable
     @Test
     void creatingAnEventOnAClosedHandleIsAnIllegalState() {
         Handle h = Handle.create(0);

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * disturbs another handle on the same context; a JVM that exits with handles open exits cleanly.
  */
 @GpuTest
+@StandInCapable // close-while-busy waits on simulated stream time; the exit children run on the stand-in too
 class HandleCloseGpuTest extends HandleGpuTestBase {
     private final Random random = new Random(0x4836L);
 

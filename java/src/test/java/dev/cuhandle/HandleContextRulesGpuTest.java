@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
  * own answers ({@code cuDevicePrimaryCtxRetain}, {@code cuCtxGetId}) through {@link NativeTestApi}.
  */
 @GpuTest
+@StandInCapable // context binding and retains are the driver object model; the stand-in has two devices
 class HandleContextRulesGpuTest extends HandleGpuTestBase {
     private final Random random = new Random(0x4831L);
 

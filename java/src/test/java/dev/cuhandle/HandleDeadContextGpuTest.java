@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * still succeeds and frees nothing twice. H1's "if it dies every later call fails" is the same.
  */
 @GpuTest
+@StandInCapable // destroyed and reset contexts are modelled by the stand-in
 class HandleDeadContextGpuTest extends HandleGpuTestBase {
     private final Random random = new Random(0x4838L);
 

@@ -69,6 +69,9 @@ public final class HandleExitChild {
         KEEP.add(explicit);
         KEEP.add(onUser);
 
+        // On the CPU stand-in driver kernels do not execute: the launch must reach the driver and the
+        // data must come back unchanged.
+        boolean standIn = StandIn.active();
         for (Handle h : new Handle[] {primary, explicit, onUser}) {
             float[] x = new float[n];
             for (int i = 0; i < n; i++) {
@@ -76,12 +79,18 @@ public final class HandleExitChild {
             }
             DeviceBuffer b = h.upload(x);
             KEEP.add(b);
+            int launchesBefore = standIn ? StandIn.launches() : 0;
             h.launch(addOne, Dim3.of(64), Dim3.of(256), 0, b, n);
+            if (standIn && StandIn.launches() != launchesBefore + 1) {
+                System.out.println("[HandleExitChild] the stand-in driver accepted " + (StandIn.launches() - launchesBefore) + " launches, expected 1");
+                System.exit(3);
+            }
             float[] out = new float[n];
             b.download(out);
             for (int i = 0; i < n; i++) {
-                if (out[i] != x[i] + 1.0f) {
-                    System.out.println("[HandleExitChild] wrong result at " + i + ": " + out[i] + " != " + (x[i] + 1.0f));
+                float expected = standIn ? x[i] : x[i] + 1.0f;
+                if (out[i] != expected) {
+                    System.out.println("[HandleExitChild] wrong result at " + i + ": " + out[i] + " != " + expected);
                     System.exit(3);
                 }
             }
@@ -99,9 +108,14 @@ public final class HandleExitChild {
         }
         System.gc();
 
-        // Work still running on the device at exit (about 0.1 s of spinning on two streams).
+        // Work still running on the device at exit (about 0.1 s of spinning on two streams; on the
+        // stand-in 100 ms of simulated work each).
+        int previousWork = standIn ? StandIn.setWorkMillis(100) : 0;
         primary.launch(spin, Dim3.of(1), Dim3.of(1), 0, 200_000_000L);
         onUser.launch(spin, Dim3.of(1), Dim3.of(1), 0, 200_000_000L);
+        if (standIn) {
+            StandIn.setWorkMillis(previousWork);
+        }
 
         System.out.println("[HandleExitChild] user context 0x" + Long.toHexString(user) + " left alive; mode " + mode);
         System.out.println(READY);

@@ -141,9 +141,28 @@ abstract class HandleGpuTestBase extends GpuTestSupport {
         h.launch(addOneKernel(), gridFor(n), Dim3.of(BLOCK), 0, x, n);
     }
 
-    /** Keeps the handle's stream busy for about {@code seconds}. */
+    /**
+     * Keeps the handle's stream busy for about {@code seconds}. On the CPU stand-in driver, where
+     * kernels do not execute, the same launch is made with the stand-in's simulated work time set
+     * to {@code seconds} (at least 1 ms) for it and restored afterwards, so the stream is busy for
+     * that long in simulated time: synchronize, event and copy calls queued behind it wait. The
+     * work time is process-wide, so no other thread should launch or copy meanwhile.
+     */
     static void spin(Handle h, double seconds) {
-        h.launch(spinKernel(), Dim3.of(1), Dim3.of(1), 0, (long) (seconds * SPIN_CYCLES_PER_SECOND));
+        long cycles = (long) (seconds * SPIN_CYCLES_PER_SECOND);
+        if (!StandIn.active()) {
+            h.launch(spinKernel(), Dim3.of(1), Dim3.of(1), 0, cycles);
+            return;
+        }
+        int millis = (int) Math.max(1, Math.round(seconds * 1000));
+        int launchesBefore = StandIn.launches();
+        int previous = StandIn.setWorkMillis(millis);
+        try {
+            h.launch(spinKernel(), Dim3.of(1), Dim3.of(1), 0, cycles);
+        } finally {
+            StandIn.setWorkMillis(previous);
+        }
+        assertEquals(1, StandIn.launches() - launchesBefore, "spin(" + seconds + " s): launches the stand-in driver accepted");
     }
 
     // ---------------------------------------------------------------- data and CPU references
@@ -170,18 +189,49 @@ abstract class HandleGpuTestBase extends GpuTestSupport {
     }
 
     /**
+     * What a buffer uploaded from {@code x} holds after {@code times} launches of cuh_test_add_one:
+     * the CPU reference {@link #plusOnes} on a GPU; on the CPU stand-in driver, where kernels do not
+     * execute, {@code x} itself (the data must come back unchanged, so a lost, misdirected or
+     * corrupting copy still fails). Pair it with {@link LaunchCount} there, which checks that the
+     * launches reached the driver.
+     */
+    static float[] afterAddOnes(float[] x, int times) {
+        return StandIn.active() ? x.clone() : plusOnes(x, times);
+    }
+
+    /**
+     * On the CPU stand-in driver, counts the kernel launches the driver accepted from its creation
+     * on; on a GPU it checks nothing (the results of the kernels are compared there). The stand-in's
+     * counter is process-wide: only launches the test itself makes may happen meanwhile.
+     */
+    static final class LaunchCount {
+        private final int before = StandIn.active() ? StandIn.launches() : 0;
+
+        /** On the stand-in: exactly {@code expected} launches were accepted since this count began. */
+        void assertAccepted(int expected, String what) {
+            if (StandIn.active()) {
+                assertEquals(expected, StandIn.launches() - before, what + ": kernel launches the stand-in driver accepted");
+            }
+        }
+    }
+
+    /**
      * Uploads fresh random data with {@code h}, adds one {@code times} times on the device,
-     * downloads and compares with the CPU. The buffer is closed afterwards.
+     * downloads and compares with the CPU. The buffer is closed afterwards. On the CPU stand-in
+     * driver (no kernel executes) it checks what can be checked there: the driver accepted exactly
+     * {@code times} launches and the data round-trips unchanged ({@link #afterAddOnes}).
      */
     static void checkAddOne(Handle h, Random random, int n, int times, String what) {
         float[] x = randomFloats(random, n);
         try (DeviceBuffer b = h.upload(x)) {
+            LaunchCount launches = new LaunchCount();
             for (int t = 0; t < times; t++) {
                 addOne(h, b, n);
             }
+            launches.assertAccepted(times, what);
             float[] out = new float[n];
             b.download(out);
-            assertExact(plusOnes(x, times), out, what);
+            assertExact(afterAddOnes(x, times), out, what);
         }
     }
 
@@ -305,9 +355,11 @@ abstract class HandleGpuTestBase extends GpuTestSupport {
 
     /**
      * Runs {@link HandleExitChild} with {@code mode} in a fresh JVM whose working directory is
-     * {@code dir}, with this JVM's java, class path and cuhandle properties.
+     * {@code dir}, with this JVM's java, class path and cuhandle properties (and, on the CPU stand-in
+     * driver, the property that tells the child it runs there).
      */
     static ChildRun runHandleExitChild(java.nio.file.Path dir, String mode) throws Exception {
-        return new ChildRun(ChildJvm.run(dir, HandleExitChild.class, List.of(), mode));
+        List<String> options = StandIn.active() ? List.of("-D" + StandIn.PROPERTY + "=true") : List.of();
+        return new ChildRun(ChildJvm.run(dir, HandleExitChild.class, options, mode));
     }
 }

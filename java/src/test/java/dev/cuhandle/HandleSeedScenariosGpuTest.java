@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
  * The seed scenarios of the project brief, end to end, with every result compared with the CPU.
  */
 @GpuTest
+@StandInCapable // contexts, threads and library lifetime; launches are counted
 class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
 
     /**
@@ -45,6 +46,7 @@ class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
             float[] xu = randomFloats(random, n);
             Handle hp = onPrimary;
             Handle hu = onUser;
+            LaunchCount launches = new LaunchCount();
             float[][] results = onFreshThread("seed000-other-thread", () -> {
                 float[] outP = new float[n];
                 float[] outU = new float[n];
@@ -57,8 +59,9 @@ class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
                 }
                 return new float[][] {outP, outU};
             });
-            assertExact(plusOnes(xp, 1), results[0], "seed-000: the primary-context handle used from another thread");
-            assertExact(plusOnes(xu, 2), results[1], "seed-000: the user-context handle used from another thread");
+            launches.assertAccepted(3, "seed-000: launches from another thread");
+            assertExact(afterAddOnes(xp, 1), results[0], "seed-000: the primary-context handle used from another thread");
+            assertExact(afterAddOnes(xu, 2), results[1], "seed-000: the user-context handle used from another thread");
 
             // And back on the creating thread, with nothing current.
             checkAddOne(onPrimary, random, 1000, 1, "seed-000: the primary handle on the creating thread");
@@ -83,7 +86,6 @@ class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
      * H10: a library's kernels are context-independent, so looking one up needs no current
      * context (the lookup queries parameter sizes with cuKernelGetParamInfo, rule K2).
      */
-    @StandInCapable
     @Test
     void h10_kernelLookupNeedsNoCurrentContext() throws Exception {
         try (Library lib = TestKernels.load()) {
@@ -137,6 +139,7 @@ class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
             float[] xp = randomFloats(random, n);
             float[] xu = randomFloats(random, n);
             try (DeviceBuffer bp = hp.upload(xp); DeviceBuffer bu = hu.upload(xu)) {
+                LaunchCount launches = new LaunchCount();
                 // Interleave launches of the same Kernel object in both contexts.
                 for (int i = 0; i < 5; i++) {
                     hp.launch(addOne, gridFor(n), Dim3.of(BLOCK), 0, bp, n);
@@ -155,8 +158,9 @@ class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
                 float[] outU = new float[n];
                 bp.download(outP);
                 bu.download(outU);
-                assertExact(plusOnes(xp, 6), outP, "seed-003: the library's kernel in the primary context");
-                assertExact(plusOnes(xu, 11), outU, "seed-003: the same kernel in the user context");
+                launches.assertAccepted(17, "seed-003: launches in both contexts");
+                assertExact(afterAddOnes(xp, 6), outP, "seed-003: the library's kernel in the primary context");
+                assertExact(afterAddOnes(xu, 11), outU, "seed-003: the same kernel in the user context");
 
                 // H10: a buffer of one context cannot be used with the other's handle (K3).
                 Handle other = hu;
@@ -175,7 +179,8 @@ class HandleSeedScenariosGpuTest extends HandleGpuTestBase {
                 // The handles themselves still work after the library is gone (other libraries launch fine).
                 addOne(hp, bp, n);
                 bp.download(outP);
-                assertExact(plusOnes(xp, 7), outP, "seed-003: the primary handle after the library was closed");
+                launches.assertAccepted(18, "seed-003: the refused launches never reached the driver; the last one did");
+                assertExact(afterAddOnes(xp, 7), outP, "seed-003: the primary handle after the library was closed");
             }
             hp.close();
             hu.close();

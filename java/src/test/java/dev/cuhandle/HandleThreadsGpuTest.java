@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Timeout;
  * is compared exactly with the CPU.
  */
 @GpuTest
+@StandInCapable // every launch is counted; buffers must come back unchanged
 class HandleThreadsGpuTest extends HandleGpuTestBase {
     private static final int THREADS = 16;
     private static final int CALLS = 10_000;
@@ -39,6 +40,7 @@ class HandleThreadsGpuTest extends HandleGpuTestBase {
                     inputs[t] = randomFloats(random, N);
                     buffers[t] = h.upload(inputs[t]);
                 }
+                LaunchCount accepted = new LaunchCount();
                 long t0 = System.nanoTime();
                 List<Integer> launches = onFreshThreads("h5-shared", THREADS, t -> {
                     DeviceBuffer mine = buffers[t];
@@ -76,12 +78,13 @@ class HandleThreadsGpuTest extends HandleGpuTestBase {
                 h.synchronize();
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
                 System.out.println("[h5] " + THREADS + " threads x " + CALLS + " calls on one handle: " + ms + " ms");
+                accepted.assertAccepted(THREADS * (CALLS / 10 * 9), "H5: launches of all threads on one handle");
                 for (int t = 0; t < THREADS; t++) {
                     int times = launches.get(t);
                     assertEquals(CALLS / 10 * 9, times, "launches made by thread " + t);
                     float[] out = new float[N];
                     h.copyToHost(buffers[t], out, 0, N);
-                    assertExact(plusOnes(inputs[t], times), out, "H5: thread " + t + "'s buffer after " + times + " concurrent launches on one handle");
+                    assertExact(afterAddOnes(inputs[t], times), out, "H5: thread " + t + "'s buffer after " + times + " concurrent launches on one handle");
                 }
                 assertEquals(0L, current(), "H4: the test thread still has nothing current");
             } finally {
@@ -96,6 +99,7 @@ class HandleThreadsGpuTest extends HandleGpuTestBase {
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void h5_oneHandlePerThread_createdUsedAndClosedConcurrently() throws Exception {
         int launchesPerThread = 2_000;
+        LaunchCount accepted = new LaunchCount();
         List<Long> contexts = onFreshThreads("h5-own", THREADS, t -> {
             Random random = new Random(1000 + t);
             float[] x = randomFloats(random, N);
@@ -114,11 +118,12 @@ class HandleThreadsGpuTest extends HandleGpuTestBase {
                     }
                     float[] out = new float[N];
                     b.download(out);
-                    assertExact(plusOnes(x, launchesPerThread), out, "H5: thread " + t + " with its own handle");
+                    assertExact(afterAddOnes(x, launchesPerThread), out, "H5: thread " + t + " with its own handle");
                 }
             }
             return context;
         });
+        accepted.assertAccepted(THREADS * launchesPerThread, "H5: launches of all threads, each on its own handle");
         long primary = NativeTestApi.retainPrimary(0);
         NativeTestApi.releasePrimary(0);
         for (int t = 0; t < THREADS; t++) {
@@ -139,15 +144,17 @@ class HandleThreadsGpuTest extends HandleGpuTestBase {
                     inputs[t] = randomFloats(random, N);
                     buffers[t] = h.upload(inputs[t]);
                 }
+                LaunchCount accepted = new LaunchCount();
                 onFreshThreads("h5-user", 8, t -> {
                     for (int i = 0; i < 1000; i++) {
                         addOne(h, buffers[t], N);
                     }
                     float[] out = new float[N];
                     buffers[t].download(out);
-                    assertExact(plusOnes(inputs[t], 1000), out, "H5: user-context handle used from thread " + t);
+                    assertExact(afterAddOnes(inputs[t], 1000), out, "H5: user-context handle used from thread " + t);
                     return null;
                 });
+                accepted.assertAccepted(8 * 1000, "H5: launches of 8 threads on a user-context handle");
             } finally {
                 for (DeviceBuffer b : buffers) {
                     closeQuietly(b);
