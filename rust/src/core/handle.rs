@@ -9,12 +9,11 @@ use crate::core::device::{self, DeviceInfo};
 use crate::core::error::{Error, Result};
 use crate::core::memory::DeviceMemory;
 use crate::core::raw_value;
+use crate::core::stream_pool;
 use cudarc::driver::sys::{CUcontext, CUstream};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// `CU_STREAM_NON_BLOCKING`: the handle's stream must not serialise with the legacy stream.
-const CU_STREAM_NON_BLOCKING: u32 = 1;
 /// Marks "the handle's own stream" in `current_stream` (0, 1 and 2 are real stream values:
 /// legacy, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`).
 const OWN_STREAM: usize = usize::MAX;
@@ -101,6 +100,8 @@ impl Handle {
         self.create_own_stream()
     }
 
+    /// The handle's default stream, taken from its context's pool on first use (see
+    /// `stream_pool`: handles share a few streams instead of each creating and destroying one).
     #[cold]
     fn create_own_stream(&self) -> Result<CUstream> {
         let _guard = self.init_lock.lock().map_err(|_| Error::invalid_state("handle lock poisoned"))?;
@@ -108,10 +109,7 @@ impl Handle {
         if !own.is_null() {
             return Ok(own);
         }
-        let mut stream = std::ptr::null_mut();
-        let api = &self.ctx.driver().api;
-        // SAFETY: the handle's context is current (caller's activation); out-pointer is valid.
-        self.ctx.check(unsafe { (api.cuStreamCreate)(&mut stream, CU_STREAM_NON_BLOCKING) }, "cuStreamCreate")?;
+        let stream = stream_pool::next_stream(&self.ctx)?;
         self.own_stream.store(stream, Ordering::Release);
         Ok(stream)
     }
@@ -216,7 +214,8 @@ impl Handle {
         Ok(guard)
     }
 
-    /// H6: synchronises, frees what the handle owns and releases the context binding. Never
+    /// H6: synchronises the handle's stream, frees what the handle owns and releases the context
+    /// binding. Never
     /// fails: a dead or reset context means there is nothing left to free (H8).
     pub fn destroy(self) {
         // Taken out first so that it is dropped (freed) with the context active below, or, when
@@ -228,15 +227,7 @@ impl Handle {
                     log::warn!("closing a handle: synchronising its stream failed: {e}");
                 }
                 drop(workspace);
-                let own = self.own_stream.load(Ordering::Acquire);
-                if !own.is_null() {
-                    // SAFETY: the stream was created by this handle in the active context and
-                    // nothing else destroys it; its work was waited for above.
-                    let rc = unsafe { (self.ctx.driver().api.cuStreamDestroy)(own) };
-                    if rc != 0 {
-                        log::warn!("closing a handle: cuStreamDestroy failed: {}", self.ctx.driver().describe(rc));
-                    }
-                }
+                // The default stream belongs to the context's pool and stays for the next handle.
                 drop(scope);
             }
             Err(e) => {

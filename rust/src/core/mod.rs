@@ -14,3 +14,4 @@ pub mod memory;
 pub mod raw_value;
 pub mod blas;
 pub mod sticky;
+pub mod stream_pool;

@@ -257,6 +257,41 @@ class BoundaryRegressionGpuTest {
         }
     }
 
+    /**
+     * (8) The leak above in the driver's terms: every handle used to create (and, closed or
+     * cleaned, destroy) a stream of its own, and the driver keeps each destroyed stream's device
+     * memory cached (about 560 KiB on the H200) for as long as the context lives. Handles now share
+     * their context's pool of streams: however many handles come and go, the streams stay few.
+     */
+    @Test
+    void handlesShareAFewStreamsPerContextHoweverManyComeAndGo() {
+        assumeTrue(StandIn.active(), "counts the stand-in's live streams");
+        long ctx = NativeTestApi.createContext(0);
+        NativeTestApi.setCurrent(0);
+        try {
+            int before = StandIn.liveStreams();
+            java.util.Set<Long> streams = new java.util.HashSet<>();
+            for (int i = 0; i < 200; i++) {
+                try (Handle h = Handle.wrap(ctx)) {
+                    streams.add(h.stream());
+                }
+            }
+            assertEquals(32, streams.size(), "handles take the pool's streams in turn");
+            assertEquals(before + 32, StandIn.liveStreams(), "no stream per handle");
+            List<Handle> alive = new java.util.ArrayList<>();
+            for (int i = 0; i < 64; i++) {
+                alive.add(Handle.wrap(ctx));
+                alive.get(i).stream();
+            }
+            assertEquals(before + 32, StandIn.liveStreams(), "64 live handles still use the 32 streams");
+            assertTrue(alive.get(0).stream() != alive.get(1).stream(), "consecutive handles run on different streams");
+            alive.forEach(Handle::close);
+        } finally {
+            NativeTestApi.destroyContext(ctx);
+            NativeTestApi.setCurrent(0);
+        }
+    }
+
     private static void leakHandles(int count) {
         for (int i = 0; i < count; i++) {
             Handle h = Handle.create();
