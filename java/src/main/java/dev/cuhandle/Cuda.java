@@ -9,12 +9,21 @@ public final class Cuda {
 
     private Cuda() {}
 
-    /** True when the native library and driver load and at least one device exists. Never throws. */
+    /**
+     * Whether CUDA can be used: the native library and the driver load, and at least one device exists. Never
+     * throws.
+     *
+     * @return {@code true} when CUDA is usable; {@link #unavailableReason()} says why not otherwise
+     */
     public static boolean isAvailable() {
         return unavailableReason() == null;
     }
 
-    /** Why {@link #isAvailable()} is false (one line), or null when it is true. Never throws. */
+    /**
+     * Why {@link #isAvailable()} is false, in one line. Never throws.
+     *
+     * @return the reason, or {@code null} when CUDA is available
+     */
     public static String unavailableReason() {
         try {
             return deviceCount() > 0 ? null : "the driver reports no CUDA device";
@@ -24,37 +33,70 @@ public final class Cuda {
         }
     }
 
-    /** The driver's CUDA version, e.g. 13000 for 13.0. Needs no device. */
+    /**
+     * The CUDA version of the installed driver ({@code cuDriverGetVersion}). Needs no device.
+     *
+     * @return the version as {@code 1000 * major + 10 * minor}, e.g. 13000 for 13.0
+     * @throws CudaException if the native library or the driver cannot be loaded
+     */
     public static int driverVersion() {
         Native.ensureLoaded();
         return NativeApi.driverVersion();
     }
 
-    /** The libcuda file that was loaded. */
+    /**
+     * The libcuda file that was loaded (chosen by {@code -Dcuhandle.driver.path}, the environment variable
+     * {@code CUHANDLE_DRIVER_PATH}, or the system's library search).
+     *
+     * @return the path or library name that was loaded
+     * @throws CudaException if the native library or the driver cannot be loaded
+     */
     public static String driverPath() {
         Native.ensureLoaded();
         return NativeApi.driverPath();
     }
 
-    /** Where libcuhandle came from (or why it could not be loaded). */
+    /**
+     * Where libcuhandle came from, or why it could not be loaded. Never throws.
+     *
+     * @return the bundled resource, the {@code cuhandle.library.path} file, or "not loaded: " and the reason
+     */
     public static String nativeLibrarySource() {
         return Native.source();
     }
 
-    /** Number of CUDA devices; throws {@link CudaException} (e.g. {@link CudaError#NO_DEVICE}) if the driver cannot be initialised. */
+    /**
+     * Number of CUDA devices ({@code cuDeviceGetCount}); initialises the driver on first use.
+     *
+     * @return the number of devices, which may be 0
+     * @throws CudaException if the native library or the driver cannot be loaded or initialised (e.g.
+     *     {@link CudaError#NO_DEVICE})
+     */
     public static int deviceCount() {
         Native.ensureLoaded();
         return NativeApi.deviceCount();
     }
 
+    /**
+     * The properties of one device, read from the driver once per process and cached.
+     *
+     * @param ordinal the device number, from 0 to {@link #deviceCount()} - 1
+     * @return the device's properties
+     * @throws CudaException if the device does not exist ({@link CudaError#INVALID_DEVICE}), or the native
+     *     library or the driver cannot be loaded
+     */
     public static Device device(int ordinal) {
         Native.ensureLoaded();
         return DEVICES.computeIfAbsent(ordinal, o -> new Device(o, NativeApi.deviceName(o), NativeApi.deviceInfo(o)));
     }
 
     /**
-     * Selects the device that {@link Handle#create()} uses on this thread when no context is
-     * current (rule H2). Fails with {@link CudaError#INVALID_DEVICE} for a device that does not exist.
+     * Selects the device that {@link Handle#create()} uses on this thread when no context is current (rule
+     * H2), like {@code cudaSetDevice}, but without creating or making current any context.
+     *
+     * @param ordinal the device number, from 0 to {@link #deviceCount()} - 1
+     * @throws CudaException with {@link CudaError#INVALID_DEVICE} for a device that does not exist, or if the
+     *     driver cannot be loaded or initialised
      */
     public static void setDevice(int ordinal) {
         int count = deviceCount();
@@ -65,12 +107,21 @@ public final class Cuda {
         SELECTED.set(ordinal);
     }
 
-    /** The device selected on this thread (default 0). */
+    /**
+     * The device selected on this thread by {@link #setDevice(int)}.
+     *
+     * @return the device number; 0 when this thread never selected one
+     */
     public static int getDevice() {
         return SELECTED.get();
     }
 
-    /** The raw {@code CUcontext} current on this thread, 0 if none (for interop and checks). */
+    /**
+     * The raw {@code CUcontext} current on this thread ({@code cuCtxGetCurrent}), for interop and checks.
+     *
+     * @return the context as a number, 0 if none is current
+     * @throws CudaException if the native library or the driver cannot be loaded or initialised
+     */
     public static long currentContext() {
         Native.ensureLoaded();
         return NativeApi.currentContext();

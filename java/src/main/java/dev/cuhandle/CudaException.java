@@ -9,11 +9,34 @@ package dev.cuhandle;
 public class CudaException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * The raw {@code CUresult}.
+     *
+     * @serial
+     */
     private final int code;
+    /**
+     * The operation that failed, e.g. {@code cuLaunchKernel}.
+     *
+     * @serial
+     */
     private final String operation;
+    /**
+     * The driver's description of the failure, without the operation.
+     *
+     * @serial
+     */
     private final String detail;
 
-    /** Called by the native layer and by the Java side for driver-level failures. */
+    /**
+     * A failure of {@code operation} with {@code CUresult} {@code code}. Thrown by the native layer for
+     * driver failures and by the Java side for driver-level conditions; applications rarely create one. The
+     * exception's message is {@code operation + " failed: " + message}.
+     *
+     * @param code the raw {@code CUresult} (or the closest one when the driver could not be used at all)
+     * @param operation what was being done, e.g. {@code cuMemAlloc}
+     * @param message the driver's name and description of the error, and what was asked for
+     */
     public CudaException(int code, String operation, String message) {
         super(operation + " failed: " + message);
         this.code = code;
@@ -31,26 +54,40 @@ public class CudaException extends RuntimeException {
         initCause(cause);
     }
 
-    /** The raw {@code CUresult} value. */
+    /**
+     * The raw {@code CUresult} value.
+     *
+     * @return the code, e.g. 700 for {@link CudaError#ILLEGAL_ADDRESS}
+     */
     public int code() {
         return code;
     }
 
-    /** The error constant, or null when the code is unknown to this version of cuhandle. */
+    /**
+     * The error constant of {@link #code()}.
+     *
+     * @return the constant, or {@code null} when the code is unknown to this version of cuhandle
+     */
     public CudaError error() {
         return CudaError.fromCode(code);
     }
 
-    /** What was being done, e.g. {@code cuLaunchKernel} or {@code loading the CUDA driver library}. */
+    /**
+     * What was being done, e.g. {@code cuLaunchKernel} or {@code loading the CUDA driver library}.
+     *
+     * @return the operation that failed
+     */
     public String operation() {
         return operation;
     }
 
     /**
-     * True for errors that leave the context unusable (illegal address, launch failure, ...):
-     * every later call of every handle on that context fails, naming the original cause. Measured
-     * on driver 580 (H200): the driver then fails every other context of the process too, and a
-     * primary-context reset does not recover it; only a new process does.
+     * Whether this error leaves the context unusable (illegal address, launch failure, ...; see
+     * {@link CudaError#isSticky()}): every later call of every handle on that context fails, naming the
+     * original cause. Measured on driver 580 (H200): the driver then fails every other context of the process
+     * too, and a primary-context reset does not recover it; only a new process does.
+     *
+     * @return {@code true} for a sticky error, {@code false} otherwise and for unknown codes
      */
     public boolean isSticky() {
         CudaError e = error();

@@ -12,35 +12,74 @@ public final class Device {
         this.info = info.clone();
     }
 
+    /**
+     * The device number, as used by {@link Cuda#device(int)} and {@link Handle#create(int)}.
+     *
+     * @return the ordinal, from 0
+     */
     public int ordinal() {
         return ordinal;
     }
 
+    /**
+     * The device's name as the driver reports it ({@code cuDeviceGetName}).
+     *
+     * @return the name, e.g. "NVIDIA H200"
+     */
     public String name() {
         return name;
     }
 
+    /**
+     * Total device memory ({@code cuDeviceTotalMem}).
+     *
+     * @return the memory in bytes
+     */
     public long totalMemory() {
         return info[0];
     }
 
+    /**
+     * The major compute capability, e.g. 9 for 9.0.
+     *
+     * @return the major version
+     */
     public int computeCapabilityMajor() {
         return (int) info[1];
     }
 
+    /**
+     * The minor compute capability, e.g. 0 for 9.0.
+     *
+     * @return the minor version
+     */
     public int computeCapabilityMinor() {
         return (int) info[2];
     }
 
-    /** For example "9.0". */
+    /**
+     * The compute capability as text.
+     *
+     * @return major and minor separated by a dot, for example "9.0"
+     */
     public String computeCapability() {
         return info[1] + "." + info[2];
     }
 
+    /**
+     * Number of streaming multiprocessors.
+     *
+     * @return the multiprocessor count
+     */
     public int multiprocessorCount() {
         return (int) info[3];
     }
 
+    /**
+     * The most threads a block may have (all three dimensions together).
+     *
+     * @return the maximum number of threads per block
+     */
     public int maxThreadsPerBlock() {
         return (int) info[4];
     }
@@ -74,20 +113,42 @@ public final class Device {
         return dimension;
     }
 
+    /**
+     * The most shared memory a block may use without opting in to more (static and dynamic together).
+     *
+     * @return the maximum shared memory per block, in bytes
+     */
     public int maxSharedMemoryPerBlock() {
         return (int) info[11];
     }
 
+    /**
+     * Whether the device supports stream-ordered memory pools ({@code cuMemAllocAsync}).
+     *
+     * @return {@code true} if memory pools are supported
+     */
     public boolean supportsMemoryPools() {
         return info[12] != 0;
     }
 
-    /** Any {@code CUdevice_attribute} by number. */
+    /**
+     * Any device attribute by number ({@code cuDeviceGetAttribute}), read from the driver on each call.
+     *
+     * @param cuDeviceAttribute a {@code CUdevice_attribute} value from {@code cuda.h}
+     * @return the attribute's value
+     * @throws CudaException if the driver rejects the attribute ({@link CudaError#INVALID_VALUE}) or cannot
+     *     be used
+     */
     public int attribute(int cuDeviceAttribute) {
         Native.ensureLoaded();
         return NativeApi.deviceAttribute(ordinal, cuDeviceAttribute);
     }
 
+    /**
+     * A one-line summary: ordinal, name, compute capability, multiprocessors and memory in GiB.
+     *
+     * @return the summary
+     */
     @Override
     public String toString() {
         return String.format("device %d: %s, compute capability %s, %d multiprocessors, %.1f GiB",

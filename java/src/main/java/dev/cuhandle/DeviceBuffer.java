@@ -48,7 +48,11 @@ public final class DeviceBuffer implements AutoCloseable {
         this.byteLength = length;
     }
 
-    /** Bytes in this buffer (or view). */
+    /**
+     * Size of this buffer (or view).
+     *
+     * @return the length in bytes
+     */
     public long byteLength() {
         return byteLength;
     }
@@ -57,21 +61,41 @@ public final class DeviceBuffer implements AutoCloseable {
         return byteOffset;
     }
 
-    /** The device address of the first byte (for kernels and interop). */
+    /**
+     * The device address of the first byte ({@code CUdeviceptr}; for kernels and interop). It stays valid
+     * only while the buffer is open.
+     *
+     * @return the device address
+     */
     public long address() {
         return baseAddress + byteOffset;
     }
 
-    /** The unique id of the context the memory belongs to. */
+    /**
+     * The unique id ({@code cuCtxGetId}) of the context the memory belongs to.
+     *
+     * @return the context id
+     */
     public long contextId() {
         return contextId;
     }
 
-    /** The handle that created this buffer. */
+    /**
+     * The handle that created this buffer (for a view, the one that created the buffer it views). Its stream
+     * carries the copies of {@link #upload(float[])} and {@link #download(float[])} and friends.
+     *
+     * @return the owner handle
+     */
     public Handle owner() {
         return owner;
     }
 
+    /**
+     * Whether the memory was released: this buffer (or, for a view, the buffer it views) was closed or
+     * cleaned.
+     *
+     * @return {@code true} once closed
+     */
     public boolean isClosed() {
         return state.isClosed();
     }
@@ -128,51 +152,171 @@ public final class DeviceBuffer implements AutoCloseable {
         }
     }
 
+    /**
+     * Copies the start of this buffer into all of {@code dst} ({@code dst.length} elements of 4 bytes) on the
+     * owner handle's stream, and waits until the data has arrived. Same as
+     * {@link Handle#copyToHost(DeviceBuffer, float[], int, int) owner().copyToHost(this, dst, 0, dst.length)}.
+     *
+     * @param dst the destination; its length says how many elements are copied
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if this buffer holds fewer than {@code dst.length * 4} bytes
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void download(float[] dst) {
         java.util.Objects.requireNonNull(dst, "dst");
         owner.copyToHost(this, dst, 0, dst.length);
     }
 
+    /**
+     * Copies the start of this buffer into all of {@code dst} ({@code dst.length} elements of 8 bytes) on the
+     * owner handle's stream, and waits until the data has arrived. Same as
+     * {@link Handle#copyToHost(DeviceBuffer, double[], int, int) owner().copyToHost(this, dst, 0, dst.length)}.
+     *
+     * @param dst the destination; its length says how many elements are copied
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if this buffer holds fewer than {@code dst.length * 8} bytes
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void download(double[] dst) {
         java.util.Objects.requireNonNull(dst, "dst");
         owner.copyToHost(this, dst, 0, dst.length);
     }
 
+    /**
+     * Copies the start of this buffer into all of {@code dst} ({@code dst.length} elements of 4 bytes) on the
+     * owner handle's stream, and waits until the data has arrived. Same as
+     * {@link Handle#copyToHost(DeviceBuffer, int[], int, int) owner().copyToHost(this, dst, 0, dst.length)}.
+     *
+     * @param dst the destination; its length says how many elements are copied
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if this buffer holds fewer than {@code dst.length * 4} bytes
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void download(int[] dst) {
         java.util.Objects.requireNonNull(dst, "dst");
         owner.copyToHost(this, dst, 0, dst.length);
     }
 
+    /**
+     * Copies the start of this buffer into all of {@code dst} ({@code dst.length} elements of 8 bytes) on the
+     * owner handle's stream, and waits until the data has arrived. Same as
+     * {@link Handle#copyToHost(DeviceBuffer, long[], int, int) owner().copyToHost(this, dst, 0, dst.length)}.
+     *
+     * @param dst the destination; its length says how many elements are copied
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if this buffer holds fewer than {@code dst.length * 8} bytes
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void download(long[] dst) {
         java.util.Objects.requireNonNull(dst, "dst");
         owner.copyToHost(this, dst, 0, dst.length);
     }
 
+    /**
+     * Copies the start of this buffer into all of {@code dst} ({@code dst.length} elements of 1 bytes) on the
+     * owner handle's stream, and waits until the data has arrived. Same as
+     * {@link Handle#copyToHost(DeviceBuffer, byte[], int, int) owner().copyToHost(this, dst, 0, dst.length)}.
+     *
+     * @param dst the destination; its length says how many elements are copied
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if this buffer holds fewer than {@code dst.length * 1} bytes
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void download(byte[] dst) {
         java.util.Objects.requireNonNull(dst, "dst");
         owner.copyToHost(this, dst, 0, dst.length);
     }
 
+    /**
+     * Copies all of {@code src} ({@code src.length} elements of 4 bytes) to the start of this buffer on the
+     * owner handle's stream. Returns once {@code src} has been read (it may be reused at once); the device
+     * copy may still be queued. Same as
+     * {@link Handle#copyToDevice(float[], int, DeviceBuffer, int) owner().copyToDevice(src, 0, this, src.length)}.
+     *
+     * @param src the values; its length says how many elements are copied
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if this buffer holds fewer than {@code src.length * 4} bytes
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void upload(float[] src) {
         java.util.Objects.requireNonNull(src, "src");
         owner.copyToDevice(src, 0, this, src.length);
     }
 
+    /**
+     * Copies all of {@code src} ({@code src.length} elements of 8 bytes) to the start of this buffer on the
+     * owner handle's stream. Returns once {@code src} has been read (it may be reused at once); the device
+     * copy may still be queued. Same as
+     * {@link Handle#copyToDevice(double[], int, DeviceBuffer, int) owner().copyToDevice(src, 0, this, src.length)}.
+     *
+     * @param src the values; its length says how many elements are copied
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if this buffer holds fewer than {@code src.length * 8} bytes
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void upload(double[] src) {
         java.util.Objects.requireNonNull(src, "src");
         owner.copyToDevice(src, 0, this, src.length);
     }
 
+    /**
+     * Copies all of {@code src} ({@code src.length} elements of 4 bytes) to the start of this buffer on the
+     * owner handle's stream. Returns once {@code src} has been read (it may be reused at once); the device
+     * copy may still be queued. Same as
+     * {@link Handle#copyToDevice(int[], int, DeviceBuffer, int) owner().copyToDevice(src, 0, this, src.length)}.
+     *
+     * @param src the values; its length says how many elements are copied
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if this buffer holds fewer than {@code src.length * 4} bytes
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void upload(int[] src) {
         java.util.Objects.requireNonNull(src, "src");
         owner.copyToDevice(src, 0, this, src.length);
     }
 
+    /**
+     * Copies all of {@code src} ({@code src.length} elements of 8 bytes) to the start of this buffer on the
+     * owner handle's stream. Returns once {@code src} has been read (it may be reused at once); the device
+     * copy may still be queued. Same as
+     * {@link Handle#copyToDevice(long[], int, DeviceBuffer, int) owner().copyToDevice(src, 0, this, src.length)}.
+     *
+     * @param src the values; its length says how many elements are copied
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if this buffer holds fewer than {@code src.length * 8} bytes
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void upload(long[] src) {
         java.util.Objects.requireNonNull(src, "src");
         owner.copyToDevice(src, 0, this, src.length);
     }
 
+    /**
+     * Copies all of {@code src} ({@code src.length} elements of 1 bytes) to the start of this buffer on the
+     * owner handle's stream. Returns once {@code src} has been read (it may be reused at once); the device
+     * copy may still be queued. Same as
+     * {@link Handle#copyToDevice(byte[], int, DeviceBuffer, int) owner().copyToDevice(src, 0, this, src.length)}.
+     *
+     * @param src the values; its length says how many elements are copied
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if this buffer holds fewer than {@code src.length * 1} bytes
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void upload(byte[] src) {
         java.util.Objects.requireNonNull(src, "src");
         owner.copyToDevice(src, 0, this, src.length);

@@ -12,7 +12,16 @@ public final class Event implements AutoCloseable {
         this.state = NativeObject.register(this, pointer, "Event", NativeApi::eventDestroy);
     }
 
-    /** Records the event on {@code handle}'s stream. */
+    /**
+     * Records the event on {@code handle}'s current stream ({@code cuEventRecord}): it completes when the
+     * work queued there before it is done. Returns without waiting.
+     *
+     * @param handle a handle of the event's context
+     * @throws NullPointerException if {@code handle} is {@code null}
+     * @throws IllegalArgumentException if the handle belongs to another context than the event
+     * @throws IllegalStateException if the event or the handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void record(Handle handle) {
         if (handle.contextId() != contextId) {
             throw new IllegalArgumentException("the event belongs to context id " + contextId + ", the handle to " + handle.contextId());
@@ -30,7 +39,14 @@ public final class Event implements AutoCloseable {
         }
     }
 
-    /** Waits until the work recorded before the event is done. */
+    /**
+     * Waits until the work recorded before the event is done ({@code cuEventSynchronize}); returns at once
+     * for an event never recorded.
+     *
+     * @throws IllegalStateException if the event is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (e.g. a sticky error
+     *     of the recorded work)
+     */
     public void synchronize() {
         long e = enter();
         try {
@@ -40,7 +56,18 @@ public final class Event implements AutoCloseable {
         }
     }
 
-    /** Milliseconds between {@code start} and this event (both recorded and complete). */
+    /**
+     * Time between two recorded events ({@code cuEventElapsedTime}), with a resolution of about half a
+     * microsecond.
+     *
+     * @param start the earlier event, of the same context
+     * @return milliseconds from {@code start} to this event
+     * @throws NullPointerException if {@code start} is {@code null}
+     * @throws IllegalArgumentException if {@code start} belongs to another context
+     * @throws IllegalStateException if either event is closed
+     * @throws CudaException if an event was not recorded ({@link CudaError#INVALID_HANDLE}) or has not
+     *     completed ({@link CudaError#NOT_READY}), or the driver fails
+     */
     public float elapsedSince(Event start) {
         if (start.contextId != contextId) {
             throw new IllegalArgumentException("the start event belongs to context id " + start.contextId + ", this event to " + contextId);

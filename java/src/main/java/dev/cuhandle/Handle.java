@@ -37,15 +37,28 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * Binds to the context current on this thread (H1; retained if it is a primary context), or,
-     * with none current, to the primary context of {@link Cuda#getDevice()} (H2).
+     * Creates a handle like {@code cublasCreate}: binds to the context current on this thread (rule H1;
+     * retained if it is a primary context, borrowed otherwise), or, with none current, to the primary context
+     * of {@link Cuda#getDevice()} (rule H2), which it retains. The caller's current context is not changed.
+     *
+     * @return a new handle; close it
+     * @throws CudaException if the driver cannot be loaded or initialised, the selected device does not exist
+     *     ({@link CudaError#INVALID_DEVICE}), or the current context is unusable
      */
     public static Handle create() {
         Native.ensureLoaded();
         return new Handle(NativeApi.handleCreateCurrent(Cuda.getDevice()));
     }
 
-    /** Binds to (and retains) the primary context of {@code device} (H3). */
+    /**
+     * Creates a handle bound to (and retaining) the primary context of {@code device} (rule H3). The caller's
+     * current context is not changed.
+     *
+     * @param device the device number, from 0 to {@link Cuda#deviceCount()} - 1
+     * @return a new handle; close it to release the primary context
+     * @throws CudaException if the device does not exist ({@link CudaError#INVALID_DEVICE}), or the driver
+     *     cannot be loaded, initialised or fails
+     */
     public static Handle create(int device) {
         Native.ensureLoaded();
         return new Handle(NativeApi.handleCreateDevice(device));
@@ -69,25 +82,49 @@ public final class Handle implements AutoCloseable {
         return new Handle(NativeApi.handleWrap(rawContext));
     }
 
+    /**
+     * The device of the handle's context.
+     *
+     * @return the device
+     */
     public Device device() {
         return device;
     }
 
-    /** The raw {@code CUcontext} (interop). */
+    /**
+     * The raw {@code CUcontext} the handle is bound to (for interop).
+     *
+     * @return the context as a number
+     */
     public long rawContext() {
         return rawContext;
     }
 
-    /** The context's unique id ({@code cuCtxGetId}) at creation. */
+    /**
+     * The context's unique id ({@code cuCtxGetId}), read at creation; a reset or re-created context at the
+     * same address has another id (rule H8).
+     *
+     * @return the context id
+     */
     public long contextId() {
         return contextId;
     }
 
-    /** True when the handle retained its device's primary context (and releases it on close). */
+    /**
+     * Whether the handle retained its device's primary context (and releases it on close), rather than
+     * borrowing a context.
+     *
+     * @return {@code true} for a retained primary context
+     */
     public boolean ownsPrimaryContext() {
         return ownsPrimaryContext;
     }
 
+    /**
+     * Whether the handle was closed (or cleaned).
+     *
+     * @return {@code true} once closed
+     */
     public boolean isClosed() {
         return state.isClosed();
     }
@@ -113,17 +150,34 @@ public final class Handle implements AutoCloseable {
         Reference.reachabilityFence(this);
     }
 
-    /** Fails with a {@link CudaException} if the context was destroyed or reset (H8). */
+    /**
+     * Checks that the handle's context still exists and is the one the handle was bound to (rule H8).
+     *
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the context was destroyed, replaced or reset
+     */
     public void validate() {
         call(NativeApi::handleValidate);
     }
 
-    /** Makes the handle's context current on this thread and leaves it so (for raw driver calls). */
+    /**
+     * Makes the handle's context current on this thread and leaves it so ({@code cuCtxSetCurrent}), for raw
+     * driver calls: the one operation that changes the caller's current context (rule H4).
+     *
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void makeCurrent() {
         call(NativeApi::handleMakeCurrent);
     }
 
-    /** Waits for all work queued on the handle's stream. */
+    /**
+     * Waits for all work queued on the handle's current stream ({@code cuStreamSynchronize}).
+     *
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an
+     *     asynchronous failure of earlier work, such as a sticky error of a kernel)
+     */
     public void synchronize() {
         call(NativeApi::handleSynchronize);
     }
@@ -152,12 +206,25 @@ public final class Handle implements AutoCloseable {
         }
     }
 
-    /** Back to the handle's own non-blocking stream (H9). */
+    /**
+     * Sends later work back to the handle's own non-blocking stream (rule H9), after synchronising the
+     * current one.
+     *
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void resetStream() {
         call(NativeApi::handleResetStream);
     }
 
-    /** The raw {@code CUstream} work goes to. */
+    /**
+     * The raw {@code CUstream} work goes to: the one given to {@link #setStream(long)}, or the handle's own
+     * non-blocking stream (created now if it does not exist yet).
+     *
+     * @return the stream as a number (0 or 1 for the legacy default stream)
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public long stream() {
         long h = enter();
         try {
@@ -184,7 +251,18 @@ public final class Handle implements AutoCloseable {
         }
     }
 
-    /** Allocates {@code bytes} of device memory in this handle's context (stream-ordered). */
+    /**
+     * Allocates device memory in this handle's context ({@code cuMemAlloc}; not stream-ordered, so every
+     * handle of the context may use it on any stream). The contents are not initialised; see
+     * {@link #memset(DeviceBuffer, int)}.
+     *
+     * @param bytes size in bytes, 0 or more
+     * @return a new buffer, owned by the caller (close it)
+     * @throws IllegalArgumentException if {@code bytes} is negative
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the memory cannot be allocated ({@link CudaError#OUT_OF_MEMORY}, with the free
+     *     memory in the message), the context was destroyed or reset, or the driver fails
+     */
     public DeviceBuffer allocate(long bytes) {
         if (bytes < 0) {
             throw new IllegalArgumentException("buffer size is " + bytes + " bytes; expected >= 0");
@@ -223,23 +301,82 @@ public final class Handle implements AutoCloseable {
         }
     }
 
-    /** A new buffer of this handle's context holding {@code values}. */
+    /**
+     * Allocates a buffer of {@code values.length * 4} bytes in this handle's context and copies
+     * {@code values} into it, on this handle's stream. Returns once the array has been read; the copy may
+     * still be queued (later work on this handle's stream sees the data).
+     *
+     * @param values the elements to upload
+     * @return a new buffer, owned by the caller (close it)
+     * @throws NullPointerException if {@code values} is {@code null}
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the memory cannot be allocated ({@link CudaError#OUT_OF_MEMORY}), the context
+     *     was destroyed or reset, or the driver fails
+     */
     public DeviceBuffer upload(float[] values) {
         return uploadArray(values);
     }
 
+    /**
+     * Allocates a buffer of {@code values.length * 8} bytes in this handle's context and copies
+     * {@code values} into it, on this handle's stream. Returns once the array has been read; the copy may
+     * still be queued (later work on this handle's stream sees the data).
+     *
+     * @param values the elements to upload
+     * @return a new buffer, owned by the caller (close it)
+     * @throws NullPointerException if {@code values} is {@code null}
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the memory cannot be allocated ({@link CudaError#OUT_OF_MEMORY}), the context
+     *     was destroyed or reset, or the driver fails
+     */
     public DeviceBuffer upload(double[] values) {
         return uploadArray(values);
     }
 
+    /**
+     * Allocates a buffer of {@code values.length * 4} bytes in this handle's context and copies
+     * {@code values} into it, on this handle's stream. Returns once the array has been read; the copy may
+     * still be queued (later work on this handle's stream sees the data).
+     *
+     * @param values the elements to upload
+     * @return a new buffer, owned by the caller (close it)
+     * @throws NullPointerException if {@code values} is {@code null}
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the memory cannot be allocated ({@link CudaError#OUT_OF_MEMORY}), the context
+     *     was destroyed or reset, or the driver fails
+     */
     public DeviceBuffer upload(int[] values) {
         return uploadArray(values);
     }
 
+    /**
+     * Allocates a buffer of {@code values.length * 8} bytes in this handle's context and copies
+     * {@code values} into it, on this handle's stream. Returns once the array has been read; the copy may
+     * still be queued (later work on this handle's stream sees the data).
+     *
+     * @param values the elements to upload
+     * @return a new buffer, owned by the caller (close it)
+     * @throws NullPointerException if {@code values} is {@code null}
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the memory cannot be allocated ({@link CudaError#OUT_OF_MEMORY}), the context
+     *     was destroyed or reset, or the driver fails
+     */
     public DeviceBuffer upload(long[] values) {
         return uploadArray(values);
     }
 
+    /**
+     * Allocates a buffer of {@code values.length * 1} bytes in this handle's context and copies
+     * {@code values} into it, on this handle's stream. Returns once the array has been read; the copy may
+     * still be queued (later work on this handle's stream sees the data).
+     *
+     * @param values the elements to upload
+     * @return a new buffer, owned by the caller (close it)
+     * @throws NullPointerException if {@code values} is {@code null}
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the memory cannot be allocated ({@link CudaError#OUT_OF_MEMORY}), the context
+     *     was destroyed or reset, or the driver fails
+     */
     public DeviceBuffer upload(byte[] values) {
         return uploadArray(values);
     }
@@ -257,54 +394,245 @@ public final class Handle implements AutoCloseable {
         }
     }
 
-    /** Copies {@code length} elements from {@code src[srcOffset...]} to the start of {@code dst}. */
+    /**
+     * Copies {@code length} elements ({@code length * 4} bytes) from {@code src[srcOffset]} onwards to the
+     * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
+     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
+     * the garbage collector is never held up.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 4} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void copyToDevice(float[] src, int srcOffset, DeviceBuffer dst, int length) {
         copyArray(dst, src, srcOffset, length, true);
     }
 
+    /**
+     * Copies {@code length} elements ({@code length * 8} bytes) from {@code src[srcOffset]} onwards to the
+     * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
+     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
+     * the garbage collector is never held up.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 8} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void copyToDevice(double[] src, int srcOffset, DeviceBuffer dst, int length) {
         copyArray(dst, src, srcOffset, length, true);
     }
 
+    /**
+     * Copies {@code length} elements ({@code length * 4} bytes) from {@code src[srcOffset]} onwards to the
+     * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
+     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
+     * the garbage collector is never held up.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 4} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void copyToDevice(int[] src, int srcOffset, DeviceBuffer dst, int length) {
         copyArray(dst, src, srcOffset, length, true);
     }
 
+    /**
+     * Copies {@code length} elements ({@code length * 8} bytes) from {@code src[srcOffset]} onwards to the
+     * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
+     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
+     * the garbage collector is never held up.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 8} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void copyToDevice(long[] src, int srcOffset, DeviceBuffer dst, int length) {
         copyArray(dst, src, srcOffset, length, true);
     }
 
+    /**
+     * Copies {@code length} elements ({@code length * 1} bytes) from {@code src[srcOffset]} onwards to the
+     * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
+     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
+     * the garbage collector is never held up.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 1} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void copyToDevice(byte[] src, int srcOffset, DeviceBuffer dst, int length) {
         copyArray(dst, src, srcOffset, length, true);
     }
 
-    /** Copies {@code length} elements from the start of {@code src} to {@code dst[dstOffset...]}; waits. */
+    /**
+     * Copies {@code length} elements ({@code length * 4} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
+     * work on the stream is done too). The array is written in chunks and never pinned.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 4} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void copyToHost(DeviceBuffer src, float[] dst, int dstOffset, int length) {
         copyArray(src, dst, dstOffset, length, false);
     }
 
+    /**
+     * Copies {@code length} elements ({@code length * 8} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
+     * work on the stream is done too). The array is written in chunks and never pinned.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 8} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void copyToHost(DeviceBuffer src, double[] dst, int dstOffset, int length) {
         copyArray(src, dst, dstOffset, length, false);
     }
 
+    /**
+     * Copies {@code length} elements ({@code length * 4} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
+     * work on the stream is done too). The array is written in chunks and never pinned.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 4} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void copyToHost(DeviceBuffer src, int[] dst, int dstOffset, int length) {
         copyArray(src, dst, dstOffset, length, false);
     }
 
+    /**
+     * Copies {@code length} elements ({@code length * 8} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
+     * work on the stream is done too). The array is written in chunks and never pinned.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 8} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void copyToHost(DeviceBuffer src, long[] dst, int dstOffset, int length) {
         copyArray(src, dst, dstOffset, length, false);
     }
 
+    /**
+     * Copies {@code length} elements ({@code length * 1} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
+     * work on the stream is done too). The array is written in chunks and never pinned.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 1} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void copyToHost(DeviceBuffer src, byte[] dst, int dstOffset, int length) {
         copyArray(src, dst, dstOffset, length, false);
     }
 
-    /** Copies {@code bytes} from a direct ByteBuffer (from its absolute {@code srcOffset}) to {@code dst}. */
+    /**
+     * Copies {@code bytes} bytes from a direct ByteBuffer, starting at its absolute index {@code srcOffset}
+     * (position and limit are ignored and unchanged), to the start of {@code dst}, on this handle's stream.
+     * For ordinary (pageable) memory it returns once the driver has read the source, so the ByteBuffer may be
+     * reused at once; memory page-locked with {@code cuMemHostRegister} is copied asynchronously and must not
+     * change until the stream has passed the copy.
+     *
+     * @param src a direct ByteBuffer
+     * @param srcOffset the first byte of {@code src} to copy (absolute index)
+     * @param dst the destination buffer, of this handle's context
+     * @param bytes number of bytes to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code src} is not direct, {@code [srcOffset, srcOffset + bytes)}
+     *     is outside its capacity, {@code dst} holds fewer than {@code bytes} bytes, or {@code dst} belongs
+     *     to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void copyToDevice(ByteBuffer src, int srcOffset, DeviceBuffer dst, long bytes) {
         copyDirect(dst, src, srcOffset, bytes, true);
     }
 
-    /** Copies {@code bytes} from {@code src} into a direct ByteBuffer at absolute {@code dstOffset}; waits. */
+    /**
+     * Copies {@code bytes} bytes from the start of {@code src} into a direct ByteBuffer at its absolute index
+     * {@code dstOffset} (position and limit are ignored and unchanged), on this handle's stream, and waits
+     * until they have arrived.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst a direct, writable ByteBuffer
+     * @param dstOffset the first byte of {@code dst} to write (absolute index)
+     * @param bytes number of bytes to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code dst} is not direct or is read-only,
+     *     {@code [dstOffset, dstOffset + bytes)} is outside its capacity, {@code src} holds fewer than
+     *     {@code bytes} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
     public void copyToHost(DeviceBuffer src, ByteBuffer dst, int dstOffset, long bytes) {
         copyDirect(src, dst, dstOffset, bytes, false);
     }
@@ -394,7 +722,18 @@ public final class Handle implements AutoCloseable {
         }
     }
 
-    /** Sets every byte of {@code buffer} to {@code value}, in stream order. */
+    /**
+     * Sets every byte of {@code buffer} to {@code value} ({@code cuMemsetD8Async}), in stream order on this
+     * handle's stream; returns without waiting.
+     *
+     * @param buffer the buffer (or view) to fill, of this handle's context
+     * @param value the byte value, 0 to 255
+     * @throws NullPointerException if {@code buffer} is {@code null}
+     * @throws IllegalArgumentException if {@code value} is outside 0..255 or {@code buffer} belongs to
+     *     another context
+     * @throws IllegalStateException if the handle or the buffer is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void memset(DeviceBuffer buffer, int value) {
         Objects.requireNonNull(buffer, "buffer");
         if (value < 0 || value > 255) {
@@ -411,7 +750,18 @@ public final class Handle implements AutoCloseable {
         }
     }
 
-    /** Copies all of {@code src} to the start of {@code dst} on the device, in stream order. */
+    /**
+     * Copies all of {@code src} ({@code src.byteLength()} bytes) to the start of {@code dst} on the device
+     * ({@code cuMemcpyDtoDAsync}), in stream order on this handle's stream; returns without waiting.
+     *
+     * @param src the source buffer (or view), of this handle's context
+     * @param dst the destination buffer (or view), of this handle's context
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code dst} is shorter than {@code src}, either belongs to another
+     *     context, or the two ranges overlap in one allocation
+     * @throws IllegalStateException if the handle or a buffer is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public void copy(DeviceBuffer src, DeviceBuffer dst) {
         Objects.requireNonNull(src, "src");
         Objects.requireNonNull(dst, "dst");
@@ -431,9 +781,23 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * Launches {@code kernel} with {@code args} ({@link DeviceBuffer}, Integer, Long, Float, Double,
-     * Short, Byte). Convenient; for hot loops use a reusable {@link KernelLaunch}, which allocates
-     * nothing per launch.
+     * Launches {@code kernel} on this handle's stream with {@code args}, each a {@link DeviceBuffer} (passed
+     * as its device address), Integer, Long, Float, Double, Short or Byte, in parameter order. Returns
+     * without waiting for the kernel. Convenient; for hot loops use a reusable {@link KernelLaunch}, which
+     * allocates nothing per launch.
+     *
+     * @param kernel the kernel, of an open library
+     * @param grid the grid size in blocks
+     * @param block the block size in threads
+     * @param sharedBytes dynamic shared memory per block, in bytes
+     * @param args the kernel's arguments, at most {@link KernelLaunch#MAX_ARGS}
+     * @throws NullPointerException if {@code kernel}, {@code grid}, {@code block} or {@code args} is
+     *     {@code null}
+     * @throws IllegalArgumentException if an argument has an unsupported type or is {@code null}, the
+     *     arguments do not match the kernel's parameters (where the driver can tell, CUDA 12.4+), the grid,
+     *     block or shared memory exceed the device's limits, or a buffer belongs to another context
+     * @throws IllegalStateException if the handle, the kernel's library or a buffer argument is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver refuses the launch
      */
     public void launch(Kernel kernel, Dim3 grid, Dim3 block, int sharedBytes, Object... args) {
         KernelLaunch launch = KernelLaunch.forThread(kernel);
@@ -446,12 +810,29 @@ public final class Handle implements AutoCloseable {
         }
     }
 
-    /** Launches a prepared launch object (see {@link KernelLaunch}). */
+    /**
+     * Launches a prepared launch object on this handle's stream; same as
+     * {@link KernelLaunch#launch(Handle) launch.launch(this)}.
+     *
+     * @param launch the launch, with kernel, shape and arguments set
+     * @throws NullPointerException if {@code launch} is {@code null}
+     * @throws IllegalArgumentException if the launch does not fit the kernel or the device, or a buffer
+     *     argument belongs to another context
+     * @throws IllegalStateException if the handle, the kernel's library or a buffer argument is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver refuses the launch
+     */
     public void launch(KernelLaunch launch) {
         launch.launch(this);
     }
 
-    /** An event of this handle's context, for timing and ordering. */
+    /**
+     * Creates an event of this handle's context ({@code cuEventCreate}, timing enabled), for timing and
+     * ordering.
+     *
+     * @return a new event; close it
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
     public Event createEvent() {
         long h = enter();
         try {

@@ -42,10 +42,20 @@ public final class Kernel {
         paramSizesKnown = true;
     }
 
+    /**
+     * The name the kernel was looked up by.
+     *
+     * @return the kernel's ({@code extern "C"} or mangled) name
+     */
     public String name() {
         return name;
     }
 
+    /**
+     * The library the kernel belongs to; the kernel can be used while it is open.
+     *
+     * @return the library
+     */
     public Library library() {
         return library;
     }
@@ -55,8 +65,10 @@ public final class Kernel {
     }
 
     /**
-     * Parameter count, or -1 when unknown: the driver cannot tell (before CUDA 12.4), or the
-     * kernel was looked up with no context current and has not been launched yet.
+     * Parameter count, or -1 when unknown: the driver cannot tell (before CUDA 12.4), or the kernel was
+     * looked up with no context current and has not been launched yet.
+     *
+     * @return the number of parameters, or -1
      */
     public int parameterCount() {
         int[] sizes = paramSizes;
@@ -90,7 +102,16 @@ public final class Kernel {
         return paramSizes;
     }
 
-    /** Any {@code CUfunction_attribute} of this kernel on {@code device}. */
+    /**
+     * Any attribute of this kernel on a device by number ({@code cuKernelGetAttribute}).
+     *
+     * @param cuFunctionAttribute a {@code CUfunction_attribute} value from {@code cuda.h}, e.g.
+     *     {@link #ATTRIBUTE_NUM_REGS}
+     * @param device the device number
+     * @return the attribute's value
+     * @throws IllegalStateException if the library is closed
+     * @throws CudaException if the driver rejects the attribute or the device, or fails
+     */
     public int attribute(int cuFunctionAttribute, int device) {
         long lib = library.enter();
         try {
@@ -100,19 +121,52 @@ public final class Kernel {
         }
     }
 
+    /**
+     * The most threads per block this kernel can be launched with on {@code device}
+     * ({@code cuKernelGetAttribute} with {@code CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK}).
+     *
+     * @param device the device number
+     * @return the maximum number of threads per block
+     * @throws IllegalStateException if the library is closed
+     * @throws CudaException if the device does not exist or the driver fails
+     */
     public int maxThreadsPerBlock(int device) {
         return attribute(ATTRIBUTE_MAX_THREADS_PER_BLOCK, device);
     }
 
+    /**
+     * Registers each thread of this kernel uses on {@code device} ({@code cuKernelGetAttribute} with
+     * {@code CU_FUNC_ATTRIBUTE_NUM_REGS}).
+     *
+     * @param device the device number
+     * @return the number of registers per thread
+     * @throws IllegalStateException if the library is closed
+     * @throws CudaException if the device does not exist or the driver fails
+     */
     public int registers(int device) {
         return attribute(ATTRIBUTE_NUM_REGS, device);
     }
 
+    /**
+     * Statically allocated shared memory of this kernel on {@code device} ({@code cuKernelGetAttribute} with
+     * {@code CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES}).
+     *
+     * @param device the device number
+     * @return the static shared memory per block, in bytes
+     * @throws IllegalStateException if the library is closed
+     * @throws CudaException if the device does not exist or the driver fails
+     */
     public int staticSharedBytes(int device) {
         return attribute(ATTRIBUTE_SHARED_SIZE_BYTES, device);
     }
 
-    /** A reusable launch of this kernel (allocates nothing per launch). */
+    /**
+     * A new reusable launch of this kernel, with grid and block 1, no dynamic shared memory and no arguments.
+     * Launching it allocates nothing; use one per thread.
+     *
+     * @return the launch
+     * @throws CudaException if the native library cannot be loaded
+     */
     public KernelLaunch newLaunch() {
         return new KernelLaunch(this);
     }

@@ -46,6 +46,14 @@ public final class KernelLaunch {
         return l;
     }
 
+    /**
+     * Sets the grid size in blocks. Checked against the device's limits at launch, not here.
+     *
+     * @param x blocks in x, at least 1
+     * @param y blocks in y, at least 1
+     * @param z blocks in z, at least 1
+     * @return this launch
+     */
     public KernelLaunch grid(int x, int y, int z) {
         gx = x;
         gy = y;
@@ -53,10 +61,24 @@ public final class KernelLaunch {
         return this;
     }
 
+    /**
+     * Sets a one-dimensional grid {@code (x, 1, 1)} in blocks.
+     *
+     * @param x blocks in x, at least 1
+     * @return this launch
+     */
     public KernelLaunch grid(int x) {
         return grid(x, 1, 1);
     }
 
+    /**
+     * Sets the block size in threads. Checked against the device's limits at launch, not here.
+     *
+     * @param x threads in x, at least 1
+     * @param y threads in y, at least 1
+     * @param z threads in z, at least 1
+     * @return this launch
+     */
     public KernelLaunch block(int x, int y, int z) {
         bx = x;
         by = y;
@@ -64,10 +86,23 @@ public final class KernelLaunch {
         return this;
     }
 
+    /**
+     * Sets a one-dimensional block {@code (x, 1, 1)} in threads.
+     *
+     * @param x threads in x, at least 1
+     * @return this launch
+     */
     public KernelLaunch block(int x) {
         return block(x, 1, 1);
     }
 
+    /**
+     * Sets the dynamic shared memory per block ({@code extern __shared__}). Checked at launch against
+     * {@link Device#maxSharedMemoryPerBlock()}.
+     *
+     * @param bytes dynamic shared memory in bytes, 0 or more
+     * @return this launch
+     */
     public KernelLaunch sharedBytes(int bytes) {
         sharedBytes = bytes;
         return this;
@@ -89,6 +124,17 @@ public final class KernelLaunch {
         return at;
     }
 
+    /**
+     * Sets argument {@code index} to the device address of {@code buffer} (8 bytes, for a pointer parameter).
+     * The address is read now; at each launch the buffer is held open for the launch and must belong to the
+     * launching handle's context. The argument count grows to {@code index + 1} if it was smaller.
+     *
+     * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
+     * @param buffer the buffer whose address is passed
+     * @return this launch
+     * @throws NullPointerException if {@code buffer} is {@code null}
+     * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
+     */
     public KernelLaunch arg(int index, DeviceBuffer buffer) {
         if (buffer == null) { // no message built on the hot path
             throw new NullPointerException("buffer argument " + index + " is null");
@@ -99,37 +145,99 @@ public final class KernelLaunch {
         return this;
     }
 
-    /** A raw device pointer argument. */
+    /**
+     * Sets argument {@code index} to a raw device pointer (8 bytes). Unlike {@link #arg(int, DeviceBuffer)},
+     * nothing keeps the memory behind it alive or checks its context.
+     *
+     * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
+     * @param deviceAddress the device address ({@code CUdeviceptr})
+     * @return this launch
+     * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
+     */
     public KernelLaunch argPointer(int index, long deviceAddress) {
         slots.putLong(slot(index, 8), deviceAddress);
         return this;
     }
 
+    /**
+     * Sets argument {@code index} to an {@code int} (4 bytes, for a {@code int} kernel parameter). The
+     * argument count grows to {@code index + 1} if it was smaller.
+     *
+     * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
+     * @param value the value
+     * @return this launch
+     * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
+     */
     public KernelLaunch arg(int index, int value) {
         slots.putInt(slot(index, 4), value);
         return this;
     }
 
+    /**
+     * Sets argument {@code index} to a {@code long} (8 bytes, for a {@code long long} kernel parameter). The
+     * argument count grows to {@code index + 1} if it was smaller.
+     *
+     * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
+     * @param value the value
+     * @return this launch
+     * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
+     */
     public KernelLaunch arg(int index, long value) {
         slots.putLong(slot(index, 8), value);
         return this;
     }
 
+    /**
+     * Sets argument {@code index} to a {@code float} (4 bytes, for a {@code float} kernel parameter). The
+     * argument count grows to {@code index + 1} if it was smaller.
+     *
+     * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
+     * @param value the value
+     * @return this launch
+     * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
+     */
     public KernelLaunch arg(int index, float value) {
         slots.putFloat(slot(index, 4), value);
         return this;
     }
 
+    /**
+     * Sets argument {@code index} to a {@code double} (8 bytes, for a {@code double} kernel parameter). The
+     * argument count grows to {@code index + 1} if it was smaller.
+     *
+     * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
+     * @param value the value
+     * @return this launch
+     * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
+     */
     public KernelLaunch arg(int index, double value) {
         slots.putDouble(slot(index, 8), value);
         return this;
     }
 
+    /**
+     * Sets argument {@code index} to a {@code short} (2 bytes, for a {@code short} kernel parameter). The
+     * argument count grows to {@code index + 1} if it was smaller.
+     *
+     * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
+     * @param value the value
+     * @return this launch
+     * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
+     */
     public KernelLaunch arg(int index, short value) {
         slots.putShort(slot(index, 2), value);
         return this;
     }
 
+    /**
+     * Sets argument {@code index} to a {@code byte} (1 bytes, for a {@code char} kernel parameter). The
+     * argument count grows to {@code index + 1} if it was smaller.
+     *
+     * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
+     * @param value the value
+     * @return this launch
+     * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
+     */
     public KernelLaunch arg(int index, byte value) {
         slots.put(slot(index, 1), value);
         return this;
@@ -140,7 +248,15 @@ public final class KernelLaunch {
         return slots.getLong(index * SLOT);
     }
 
-    /** Sets the argument count explicitly (e.g. 0 for a kernel without parameters). */
+    /**
+     * Sets the argument count explicitly, e.g. 0 for a kernel without parameters or fewer to drop trailing
+     * arguments. Where the driver knows the kernel's parameters (CUDA 12.4+), a launch checks the count and
+     * each argument's size against them.
+     *
+     * @param count number of arguments passed, from 0 to {@link #MAX_ARGS}
+     * @return this launch
+     * @throws IllegalArgumentException if {@code count} is outside {@code [0, MAX_ARGS]}
+     */
     public KernelLaunch argCount(int count) {
         if (count < 0 || count > MAX_ARGS) {
             throw new IllegalArgumentException("argument count " + count + " is outside [0, " + MAX_ARGS + "]");

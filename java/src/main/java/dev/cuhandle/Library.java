@@ -23,7 +23,17 @@ public final class Library implements AutoCloseable {
         this.state = NativeObject.register(this, pointer, "Library", NativeApi::libraryUnload);
     }
 
-    /** Loads PTX text, a cubin or a fatbin. A rejected image throws a {@link CudaException} with the JIT log. */
+    /**
+     * Loads a module image: PTX text, a cubin or a fatbin ({@code cuLibraryLoadData}). PTX is compiled by the
+     * driver's JIT.
+     *
+     * @param image the module image; the array is copied, so it may be reused afterwards
+     * @return the loaded library; close it when its kernels are no longer needed
+     * @throws NullPointerException if {@code image} is {@code null}
+     * @throws IllegalArgumentException if the bytes are empty or no module image (e.g. a truncated cubin or
+     *     fatbin)
+     * @throws CudaException if the driver rejects the image (the message holds the JIT log) or cannot be used
+     */
     public static Library load(byte[] image) {
         Objects.requireNonNull(image, "image");
         Native.ensureLoaded();
@@ -71,7 +81,19 @@ public final class Library implements AutoCloseable {
         }
     }
 
-    /** The kernel called {@code name}; an unknown name throws {@link IllegalArgumentException} listing the kernels. */
+    /**
+     * The kernel called {@code name} ({@code cuLibraryGetKernel}). Names are {@code extern "C"} names or
+     * mangled C++ names.
+     *
+     * @param name the kernel's name
+     * @return the kernel (a new object on every call)
+     * @throws NullPointerException if {@code name} is {@code null}
+     * @throws IllegalArgumentException if the name is empty, contains a NUL character, or names no kernel of
+     *     this library (the message lists the kernels where the driver can enumerate them)
+     * @throws IllegalStateException if the library is closed
+     * @throws CudaException if the driver fails, e.g. when lazy loading compiles the kernel now and
+     *     compilation fails
+     */
     public Kernel kernel(String name) {
         Objects.requireNonNull(name, "name");
         if (name.isEmpty() || name.indexOf('\0') >= 0) {
@@ -87,7 +109,12 @@ public final class Library implements AutoCloseable {
         }
     }
 
-    /** Names of the kernels, or an empty list where the driver cannot enumerate them (before 12.4). */
+    /**
+     * Names of the library's kernels, sorted ({@code cuLibraryEnumerateKernels}).
+     *
+     * @return an unmodifiable list of names; empty where the driver cannot enumerate them (before CUDA 12.4)
+     * @throws IllegalStateException if the library is closed
+     */
     public List<String> kernelNames() {
         long lib = enter();
         try {
@@ -107,6 +134,11 @@ public final class Library implements AutoCloseable {
         Reference.reachabilityFence(this);
     }
 
+    /**
+     * Whether the library was unloaded (closed or cleaned).
+     *
+     * @return {@code true} once closed
+     */
     public boolean isClosed() {
         return state.isClosed();
     }

@@ -13,6 +13,12 @@ import java.util.Random;
 public final class Main {
     private Main() {}
 
+    /**
+     * Prints the environment report and runs the self-test, then exits the JVM with status 0 when healthy and
+     * 1 otherwise (the last line says why).
+     *
+     * @param args ignored
+     */
     public static void main(String[] args) {
         String problem;
         try {
