@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 
 /**
- * A cuBLAS-style handle: bound to one driver context, owning a stream, usable from any thread
+ * A cuBLAS-style handle: bound to one driver context, with a default stream, usable from any thread
  * (rules H1-H9 of DESIGN.md). No operation changes which context is current on the calling
  * thread. Close it (try-with-resources); an unreachable unclosed handle is released by a cleaner
  * with a warning.
@@ -207,8 +207,8 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * Sends later work back to the handle's own non-blocking stream (rule H9), after synchronising the
-     * current one.
+     * Sends later work back to the handle's default non-blocking stream (rule H9), after synchronising
+     * the current one.
      *
      * @throws IllegalStateException if the handle is closed
      * @throws CudaException if the context was destroyed or reset, or the driver fails
@@ -218,8 +218,11 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * The raw {@code CUstream} work goes to: the one given to {@link #setStream(long)}, or the handle's own
-     * non-blocking stream (created now if it does not exist yet).
+     * The raw {@code CUstream} work goes to: the one given to {@link #setStream(long)}, or the handle's
+     * default non-blocking stream. That one comes from a pool of 32 per context, taken in turn by the
+     * handles of the context on their first use (so handles created one after another run
+     * concurrently); it is never destroyed, because the driver keeps a destroyed stream's device
+     * memory cached while the context lives.
      *
      * @return the stream as a number (0 or 1 for the legacy default stream)
      * @throws IllegalStateException if the handle is closed
