@@ -31,7 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cp="$here/app/cuhandle.jar:$here/app/test-classes"
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
 exec "$here/jre/bin/java" -Dcuhandle.requireGpu=true "$@" -jar "$here/junit-console.jar" execute \
-  --class-path "$cp" --scan-class-path "$here/app/test-classes" --disable-banner --details=tree --details-theme=ascii
+  --class-path "$cp" --scan-class-path "$here/app/test-classes" --disable-banner --disable-ansi-colors --details=tree --details-theme=ascii
 RUN
 cat > "$out/run-main" <<'RUN'
 #!/bin/sh

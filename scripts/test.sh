@@ -5,4 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-exec mvn -B -ntp verify "$@"
+# Plain output for logs: no ANSI colour codes from Maven or cargo. (Debian's Maven 3.8.7 prints
+# two colour resets at start-up whatever it is told, so they are also filtered out.)
+export CARGO_TERM_COLOR=never
+mvn -B -ntp -Dstyle.color=never verify "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
+exit "${PIPESTATUS[0]}"

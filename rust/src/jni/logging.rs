@@ -56,10 +56,12 @@ impl Drop for DeferRecords {
     }
 }
 
-/// Called by the JVM when the library is loaded: remembers the VM for the logging bridge.
+/// Called by the JVM when the library is loaded: remembers the VM for the logging bridge and
+/// installs the panic hook.
 #[unsafe(no_mangle)]
 pub extern "system" fn JNI_OnLoad(vm: *mut JavaVM, _reserved: *mut c_void) -> jint {
     VM.store(vm, Ordering::Release);
+    crate::jni::throw::install_panic_hook();
     JNI_VERSION_1_8
 }
 

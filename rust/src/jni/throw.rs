@@ -40,16 +40,35 @@ impl<T: Default> ErrorPolicy<T, Failure> for ThrowJava {
     }
 
     fn on_panic<'l: 'n, 'n>(env: &mut Env<'l>, _cap: &mut (), payload: Box<dyn std::any::Any + Send + 'static>) -> jni::errors::Result<T> {
-        let text = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic payload".to_string());
+        let text = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| {
+            payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic payload".to_string())
+        });
         if !env.exception_check() {
             throw_new(env.get_raw(), "java/lang/RuntimeException", &format!("cuhandle native code panicked (this is a bug in cuhandle): {text}"));
         }
         Ok(T::default())
     }
+}
+
+thread_local! {
+    /// The last panic's message with its source location, kept by `install_panic_hook`'s hook
+    /// for the RuntimeException that `on_panic` throws.
+    static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Replaces the default panic hook (of this library's own copy of std), which prints to the
+/// process's stderr, by one that keeps the message and location for the Java exception: every
+/// panic happens inside a JNI entry, whose caller gets it as a RuntimeException, so printing it
+/// as well would only put stray traces into the application's (or CI's) output.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let text = info.to_string();
+        LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
+    }));
 }
 
 /// Java strings must not contain NUL when passed as C strings.

@@ -323,6 +323,271 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     /**
+     * A view of {@code count} {@code float} elements from element {@code first}: the same as
+     * {@link #slice(long, long) slice(first * 4, count * 4)}, counted in elements as every BLAS
+     * argument is (so {@code x.sliceFloats(i, n)} instead of {@code x.slice(4L * i, 4L * n)}).
+     *
+     * @param first the first element of the view, counted from the start of this buffer (or view)
+     * @param count elements in the view
+     * @return the view, which keeps this buffer's memory reachable but does not own it
+     * @throws IllegalArgumentException if the elements are not inside this buffer
+     */
+    public DeviceBuffer sliceFloats(long first, long count) {
+        return sliceElements(first, count, 4, "float");
+    }
+
+    /**
+     * A view of {@code count} {@code double} elements from element {@code first}: the same as
+     * {@link #slice(long, long) slice(first * 8, count * 8)}, counted in elements as every BLAS
+     * argument is (so {@code x.sliceDoubles(i, n)} instead of {@code x.slice(8L * i, 8L * n)}).
+     *
+     * @param first the first element of the view, counted from the start of this buffer (or view)
+     * @param count elements in the view
+     * @return the view, which keeps this buffer's memory reachable but does not own it
+     * @throws IllegalArgumentException if the elements are not inside this buffer
+     */
+    public DeviceBuffer sliceDoubles(long first, long count) {
+        return sliceElements(first, count, 8, "double");
+    }
+
+    /**
+     * A view of {@code count} {@code int} elements from element {@code first}: the same as
+     * {@link #slice(long, long) slice(first * 4, count * 4)}, counted in elements as every BLAS
+     * argument is (so {@code x.sliceInts(i, n)} instead of {@code x.slice(4L * i, 4L * n)}).
+     *
+     * @param first the first element of the view, counted from the start of this buffer (or view)
+     * @param count elements in the view
+     * @return the view, which keeps this buffer's memory reachable but does not own it
+     * @throws IllegalArgumentException if the elements are not inside this buffer
+     */
+    public DeviceBuffer sliceInts(long first, long count) {
+        return sliceElements(first, count, 4, "int");
+    }
+
+    /**
+     * A view of {@code count} {@code long} elements from element {@code first}: the same as
+     * {@link #slice(long, long) slice(first * 8, count * 8)}, counted in elements as every BLAS
+     * argument is (so {@code x.sliceLongs(i, n)} instead of {@code x.slice(8L * i, 8L * n)}).
+     *
+     * @param first the first element of the view, counted from the start of this buffer (or view)
+     * @param count elements in the view
+     * @return the view, which keeps this buffer's memory reachable but does not own it
+     * @throws IllegalArgumentException if the elements are not inside this buffer
+     */
+    public DeviceBuffer sliceLongs(long first, long count) {
+        return sliceElements(first, count, 8, "long");
+    }
+
+    private DeviceBuffer sliceElements(long first, long count, int elementBytes, String type) {
+        long max = byteLength / elementBytes;
+        if (first < 0 || count < 0 || first > max - count) {
+            throw new IllegalArgumentException("elements [" + first + ", " + first + "+" + count + ") are outside the buffer, which holds " + max
+                    + " " + type + " elements (" + byteLength + " bytes)");
+        }
+        return new DeviceBuffer(this, first * elementBytes, count * elementBytes);
+    }
+
+    /**
+     * Copies {@code length} elements of {@code src} from {@code srcOffset} to the start of this
+     * buffer, on the owner handle's stream. Returns once {@code src} has been read; the device copy
+     * may still be queued. Same as
+     * {@link Handle#copyToDevice(float[], int, DeviceBuffer, int) owner().copyToDevice(src, srcOffset, this, length)};
+     * for another offset in the buffer, upload into a {@link #slice(long, long) slice}.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param length how many elements to copy (4 bytes each)
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if the range is outside {@code src} or this buffer is too short
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void upload(float[] src, int srcOffset, int length) {
+        java.util.Objects.requireNonNull(src, "src");
+        owner.copyToDevice(src, srcOffset, this, length);
+    }
+
+    /**
+     * Copies {@code length} elements from the start of this buffer into {@code dst} from
+     * {@code dstOffset}, on the owner handle's stream, and waits until they have arrived. Same as
+     * {@link Handle#copyToHost(DeviceBuffer, float[], int, int) owner().copyToHost(this, dst, dstOffset, length)};
+     * for another offset in the buffer, download from a {@link #slice(long, long) slice}.
+     *
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length how many elements to copy (4 bytes each)
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if the range is outside {@code dst} or this buffer is too short
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an
+     *     earlier asynchronous failure on the stream)
+     */
+    public void download(float[] dst, int dstOffset, int length) {
+        java.util.Objects.requireNonNull(dst, "dst");
+        owner.copyToHost(this, dst, dstOffset, length);
+    }
+
+    /**
+     * Copies {@code length} elements of {@code src} from {@code srcOffset} to the start of this
+     * buffer, on the owner handle's stream. Returns once {@code src} has been read; the device copy
+     * may still be queued. Same as
+     * {@link Handle#copyToDevice(double[], int, DeviceBuffer, int) owner().copyToDevice(src, srcOffset, this, length)};
+     * for another offset in the buffer, upload into a {@link #slice(long, long) slice}.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param length how many elements to copy (8 bytes each)
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if the range is outside {@code src} or this buffer is too short
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void upload(double[] src, int srcOffset, int length) {
+        java.util.Objects.requireNonNull(src, "src");
+        owner.copyToDevice(src, srcOffset, this, length);
+    }
+
+    /**
+     * Copies {@code length} elements from the start of this buffer into {@code dst} from
+     * {@code dstOffset}, on the owner handle's stream, and waits until they have arrived. Same as
+     * {@link Handle#copyToHost(DeviceBuffer, double[], int, int) owner().copyToHost(this, dst, dstOffset, length)};
+     * for another offset in the buffer, download from a {@link #slice(long, long) slice}.
+     *
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length how many elements to copy (8 bytes each)
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if the range is outside {@code dst} or this buffer is too short
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an
+     *     earlier asynchronous failure on the stream)
+     */
+    public void download(double[] dst, int dstOffset, int length) {
+        java.util.Objects.requireNonNull(dst, "dst");
+        owner.copyToHost(this, dst, dstOffset, length);
+    }
+
+    /**
+     * Copies {@code length} elements of {@code src} from {@code srcOffset} to the start of this
+     * buffer, on the owner handle's stream. Returns once {@code src} has been read; the device copy
+     * may still be queued. Same as
+     * {@link Handle#copyToDevice(int[], int, DeviceBuffer, int) owner().copyToDevice(src, srcOffset, this, length)};
+     * for another offset in the buffer, upload into a {@link #slice(long, long) slice}.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param length how many elements to copy (4 bytes each)
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if the range is outside {@code src} or this buffer is too short
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void upload(int[] src, int srcOffset, int length) {
+        java.util.Objects.requireNonNull(src, "src");
+        owner.copyToDevice(src, srcOffset, this, length);
+    }
+
+    /**
+     * Copies {@code length} elements from the start of this buffer into {@code dst} from
+     * {@code dstOffset}, on the owner handle's stream, and waits until they have arrived. Same as
+     * {@link Handle#copyToHost(DeviceBuffer, int[], int, int) owner().copyToHost(this, dst, dstOffset, length)};
+     * for another offset in the buffer, download from a {@link #slice(long, long) slice}.
+     *
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length how many elements to copy (4 bytes each)
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if the range is outside {@code dst} or this buffer is too short
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an
+     *     earlier asynchronous failure on the stream)
+     */
+    public void download(int[] dst, int dstOffset, int length) {
+        java.util.Objects.requireNonNull(dst, "dst");
+        owner.copyToHost(this, dst, dstOffset, length);
+    }
+
+    /**
+     * Copies {@code length} elements of {@code src} from {@code srcOffset} to the start of this
+     * buffer, on the owner handle's stream. Returns once {@code src} has been read; the device copy
+     * may still be queued. Same as
+     * {@link Handle#copyToDevice(long[], int, DeviceBuffer, int) owner().copyToDevice(src, srcOffset, this, length)};
+     * for another offset in the buffer, upload into a {@link #slice(long, long) slice}.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param length how many elements to copy (8 bytes each)
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if the range is outside {@code src} or this buffer is too short
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void upload(long[] src, int srcOffset, int length) {
+        java.util.Objects.requireNonNull(src, "src");
+        owner.copyToDevice(src, srcOffset, this, length);
+    }
+
+    /**
+     * Copies {@code length} elements from the start of this buffer into {@code dst} from
+     * {@code dstOffset}, on the owner handle's stream, and waits until they have arrived. Same as
+     * {@link Handle#copyToHost(DeviceBuffer, long[], int, int) owner().copyToHost(this, dst, dstOffset, length)};
+     * for another offset in the buffer, download from a {@link #slice(long, long) slice}.
+     *
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length how many elements to copy (8 bytes each)
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if the range is outside {@code dst} or this buffer is too short
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an
+     *     earlier asynchronous failure on the stream)
+     */
+    public void download(long[] dst, int dstOffset, int length) {
+        java.util.Objects.requireNonNull(dst, "dst");
+        owner.copyToHost(this, dst, dstOffset, length);
+    }
+
+    /**
+     * Copies {@code length} elements of {@code src} from {@code srcOffset} to the start of this
+     * buffer, on the owner handle's stream. Returns once {@code src} has been read; the device copy
+     * may still be queued. Same as
+     * {@link Handle#copyToDevice(byte[], int, DeviceBuffer, int) owner().copyToDevice(src, srcOffset, this, length)};
+     * for another offset in the buffer, upload into a {@link #slice(long, long) slice}.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param length how many elements to copy (1 byte each)
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if the range is outside {@code src} or this buffer is too short
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void upload(byte[] src, int srcOffset, int length) {
+        java.util.Objects.requireNonNull(src, "src");
+        owner.copyToDevice(src, srcOffset, this, length);
+    }
+
+    /**
+     * Copies {@code length} elements from the start of this buffer into {@code dst} from
+     * {@code dstOffset}, on the owner handle's stream, and waits until they have arrived. Same as
+     * {@link Handle#copyToHost(DeviceBuffer, byte[], int, int) owner().copyToHost(this, dst, dstOffset, length)};
+     * for another offset in the buffer, download from a {@link #slice(long, long) slice}.
+     *
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length how many elements to copy (1 byte each)
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if the range is outside {@code dst} or this buffer is too short
+     * @throws IllegalStateException if this buffer or its owner handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an
+     *     earlier asynchronous failure on the stream)
+     */
+    public void download(byte[] dst, int dstOffset, int length) {
+        java.util.Objects.requireNonNull(dst, "dst");
+        owner.copyToHost(this, dst, dstOffset, length);
+    }
+
+    /**
      * Frees the memory once all work queued in its context is done (a view or wrapped pointer
      * frees nothing). Idempotent; returns when the memory is free, also when another thread closes
      * it at the same time.

@@ -47,8 +47,13 @@ public final class Main {
         try {
             int version = Cuda.driverVersion();
             String missing = NativeApi.missingDriverFeatures();
-            System.out.println("  driver:         " + Cuda.driverPath() + ", CUDA " + version / 1000 + "." + (version % 1000) / 10
-                    + (missing.isEmpty() ? " (all optional features present)" : " (lacks " + missing + ": those features are disabled)"));
+            System.out.println("  driver:         " + Cuda.driverPath() + ", CUDA " + version / 1000 + "." + (version % 1000) / 10);
+            System.out.println("  kernel checks:  " + (missing.contains("cuKernelGetParamInfo")
+                    ? "OFF: this driver predates CUDA 12.4 (no cuKernelGetParamInfo), so launches are not checked against the kernel's parameters; update the driver to get them"
+                    : "on: launch arguments are checked against each kernel's parameter count and sizes"));
+            if (!missing.isEmpty()) {
+                System.out.println("  driver lacks:   " + missing + " (optional entry points; the features that need them are off)");
+            }
         } catch (CudaException e) {
             System.out.println("  driver:         not usable: " + e.getMessage());
             return e.getMessage();

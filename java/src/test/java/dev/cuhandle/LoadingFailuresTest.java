@@ -17,10 +17,11 @@ class LoadingFailuresTest {
     void theNativeLibraryIsExtractedFromTheClassPathAndDeletedAfterLoading() {
         assertTrue(Native.isLoaded(), Native.source());
         String source = Cuda.nativeLibrarySource();
-        assertTrue(source.contains("extracted from /META-INF/native/linux-x86_64/libcuhandle.so") || source.contains("-Dcuhandle.library.path"), source);
-        if (source.contains("extracted")) {
-            Path file = Path.of(source.substring(0, source.indexOf(" (")));
-            assertTrue(!Files.exists(file), "the extracted copy is unlinked after loading: " + file);
+        assertTrue(source.startsWith("/META-INF/native/linux-x86_64/libcuhandle.so of the JAR (extracted to ") || source.contains("-Dcuhandle.library.path"), source);
+        if (source.contains("extracted to ")) {
+            String rest = source.substring(source.indexOf("extracted to ") + "extracted to ".length());
+            Path file = Path.of(rest.substring(0, rest.indexOf(", a temporary copy deleted once loaded")));
+            assertTrue(!Files.exists(file), "the extracted copy is unlinked after loading, as the report says: " + file);
         }
     }
 

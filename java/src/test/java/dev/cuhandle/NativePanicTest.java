@@ -13,6 +13,7 @@ class NativePanicTest {
             RuntimeException e = assertThrows(RuntimeException.class, () -> NativeTestApi.panic("deliberate test panic"));
             assertEquals(RuntimeException.class, e.getClass());
             assertTrue(e.getMessage().contains("panicked") && e.getMessage().contains("deliberate test panic"), e.getMessage());
+            assertTrue(e.getMessage().contains("testing.rs"), "the panic hook keeps the location for the exception: " + e.getMessage());
         }
         // Still alive and the native layer still answers.
         assertTrue(NativeApi.stickyCodes().length > 0);
