@@ -28,7 +28,7 @@ cat > "$out/run-tests" <<'RUN'
 #!/bin/sh
 # The GPU test suite; GPU tests fail (not skip) without a GPU. Extra arguments go to the JVM.
 here=$(cd "$(dirname "$0")" && pwd)
-cp="$here/app/cuhandle.jar:$here/app/test-classes"
+cp="$here/app/test-classes:$here/app/cuhandle.jar" # test classes first: their native library has the test-only entry points
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
 exec "$here/jre/bin/java" -Dcuhandle.requireGpu=true "$@" -jar "$here/junit-console.jar" execute \
   --class-path "$cp" --scan-class-path "$here/app/test-classes" --disable-banner --disable-ansi-colors --details=tree --details-theme=ascii
@@ -44,7 +44,7 @@ cat > "$out/run-class" <<'RUN'
 # Runs a main class from the test JAR (benchmarks): run-class dev.cuhandle.SomeBenchmark args...
 here=$(cd "$(dirname "$0")" && pwd)
 cls=$1; shift
-cp="$here/app/cuhandle.jar:$here/app/test-classes"
+cp="$here/app/test-classes:$here/app/cuhandle.jar" # test classes first: their native library has the test-only entry points
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
 exec "$here/jre/bin/java" -cp "$cp" "$cls" "$@"
 RUN
@@ -54,7 +54,7 @@ cat > "$out/run-soak" <<'RUN'
 # (dev.cuhandle.SoakMain; exit code 0 = pass). JVM options go in SOAK_JAVA_OPTS (default -Xms64m -Xmx4g:
 # a small minimum heap so that the heap shrinks back after the final GCs and RSS compares fairly).
 here=$(cd "$(dirname "$0")" && pwd)
-cp="$here/app/cuhandle.jar:$here/app/test-classes"
+cp="$here/app/test-classes:$here/app/cuhandle.jar" # test classes first: their native library has the test-only entry points
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
 exec "$here/jre/bin/java" ${SOAK_JAVA_OPTS:--Xms64m -Xmx4g} -cp "$cp" dev.cuhandle.SoakMain "$@"
 RUN

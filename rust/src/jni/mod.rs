@@ -9,5 +9,6 @@ mod handle;
 mod library;
 pub(crate) mod logging;
 mod raw;
+#[cfg(feature = "test-api")]
 mod testing;
 mod throw;

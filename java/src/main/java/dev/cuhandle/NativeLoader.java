@@ -67,7 +67,7 @@ final class NativeLoader {
             extracted = Files.createTempFile(Paths.get(dir), "libcuhandle-", ".so");
             writeInto(in, extracted);
             System.load(extracted.toString());
-            return new Loaded(resource + " of the JAR (extracted to " + extracted + ", a temporary copy deleted once loaded)");
+            return new Loaded("class path resource " + resource + " (extracted to " + extracted + ", a temporary copy deleted once loaded)");
         } catch (IOException | UnsatisfiedLinkError e) {
             tried.add((extracted != null ? extracted.toString() : resource) + ": " + e);
             throw failure(tried, e);

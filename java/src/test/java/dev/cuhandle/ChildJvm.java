@@ -79,12 +79,14 @@ public final class ChildJvm {
     }
 
     /**
-     * This JVM's class path plus where cuhandle's and the tests' classes came from: under JUnit's
+     * Where the tests' and cuhandle's classes came from, then this JVM's class path: under JUnit's
      * console launcher (the GPU bundle) java.class.path holds only the launcher.
      */
     static String classPath() {
         Set<String> entries = new LinkedHashSet<>();
-        for (Class<?> c : new Class<?>[] {Cuda.class, ChildJvm.class}) {
+        // The tests' classes first: they hold the native library built with the test-only entry
+        // points (NativeTestApi), which must shadow the shipped one in the main classes or JAR.
+        for (Class<?> c : new Class<?>[] {ChildJvm.class, Cuda.class}) {
             CodeSource source = c.getProtectionDomain().getCodeSource();
             if (source != null && source.getLocation() != null && "file".equals(source.getLocation().getProtocol())) {
                 try {

@@ -17,7 +17,7 @@ class LoadingFailuresTest {
     void theNativeLibraryIsExtractedFromTheClassPathAndDeletedAfterLoading() {
         assertTrue(Native.isLoaded(), Native.source());
         String source = Cuda.nativeLibrarySource();
-        assertTrue(source.startsWith("/META-INF/native/linux-x86_64/libcuhandle.so of the JAR (extracted to ") || source.contains("-Dcuhandle.library.path"), source);
+        assertTrue(source.startsWith("class path resource /META-INF/native/linux-x86_64/libcuhandle.so (extracted to ") || source.contains("-Dcuhandle.library.path"), source);
         if (source.contains("extracted to ")) {
             String rest = source.substring(source.indexOf("extracted to ") + "extracted to ".length());
             Path file = Path.of(rest.substring(0, rest.indexOf(", a temporary copy deleted once loaded")));
