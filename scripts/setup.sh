@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Installs what the build needs and is missing, idempotently; prints one line naming anything it
-# cannot install. Rust, Java and Maven are expected on the machine; nvcc comes from Debian's
-# nvidia-cuda-toolkit, which lives in the non-free component.
+# cannot install. Rust (1.88+), a JDK (17+), Maven and a C compiler are expected on the machine;
+# nvcc comes from Debian's nvidia-cuda-toolkit, which lives in the non-free component; zig goes
+# into a virtual environment of the project's own.
 set -euo pipefail
 
 missing() { echo "cuhandle setup: missing $1" >&2; exit 1; }
 
-command -v cargo >/dev/null || missing "cargo (install Rust with rustup: https://rustup.rs)"
-command -v java  >/dev/null || missing "java (a JDK 11 or newer)"
-command -v javac >/dev/null || missing "javac (a JDK 11 or newer, not only a JRE)"
+command -v cargo >/dev/null || missing "cargo (install Rust 1.88 or newer with rustup: https://rustup.rs)"
+rust=$(rustc --version 2>/dev/null | awk '{print $2}')
+[ "$(printf '%s\n1.88.0\n' "$rust" | sort -V | head -n 1)" = "1.88.0" ] \
+  || missing "Rust 1.88 or newer (found rustc ${rust:-none}; the locked jni and libloading need 1.88): rustup update"
+command -v java  >/dev/null || missing "java (a JDK 17 or newer to build; the library itself runs on Java 11+)"
+command -v javac >/dev/null || missing "javac (a JDK 17 or newer, not only a JRE)"
+jdk=$(javac -version 2>&1 | awk '{print $2}' | cut -d. -f1)
+[ "${jdk:-0}" -ge 17 ] 2>/dev/null \
+  || missing "a JDK 17 or newer to build (javac ${jdk:-?} found; the tests use Java 17, the library runs on 11+)"
 command -v mvn   >/dev/null || missing "mvn (Apache Maven 3.6 or newer)"
+command -v cc    >/dev/null || missing "cc (a C compiler, for the test build's CPU stand-in driver; Debian: apt-get install gcc)"
 
 if ! command -v nvcc >/dev/null; then
   if [ -r /etc/debian_version ] && command -v apt-get >/dev/null; then
