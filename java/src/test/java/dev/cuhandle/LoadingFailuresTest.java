@@ -76,11 +76,19 @@ class LoadingFailuresTest {
         assertTrue(child.output.contains("exists but could not be loaded") && child.output.contains("too short"), child.output);
     }
 
+    /** A shared library that loads anywhere but is neither a CUDA driver nor a libcuhandle. */
+    private static Path libc() throws java.io.IOException {
+        try (var files = Files.list(Path.of("/lib/x86_64-linux-gnu"))) {
+            Path libc = files.filter(p -> p.getFileName().toString().startsWith("libc.so.")).findFirst().orElse(null);
+            org.junit.jupiter.api.Assumptions.assumeTrue(libc != null, "no /lib/x86_64-linux-gnu/libc.so.* on this machine");
+            return libc;
+        }
+    }
+
     /** Issue 9 (9): a library that loads but is no driver is named by the entry point it lacks, not called "older than 12.0" alone. */
     @Test
     void aLibraryThatIsNoDriverIsRefusedByTheMissingEntryPoint() throws Exception {
-        Path libc = Files.list(Path.of("/lib/x86_64-linux-gnu")).filter(p -> p.getFileName().toString().startsWith("libc.so.")).findFirst().orElse(null);
-        org.junit.jupiter.api.Assumptions.assumeTrue(libc != null, "no /lib/x86_64-linux-gnu/libc.so.* on this machine");
+        Path libc = libc();
         ChildJvm child = ChildJvm.run(tmp, ProbeMain.class, "-D" + Native.DRIVER_PROPERTY + "=" + libc);
         assertTrue(child.output.contains("error=SHARED_OBJECT_SYMBOL_NOT_FOUND"), child.output);
         assertTrue(child.output.contains("lacks the driver entry point cuInit") && child.output.contains("not an NVIDIA CUDA driver library"), child.output);
@@ -92,8 +100,7 @@ class LoadingFailuresTest {
      */
     @Test
     void aMismatchedNativeLibraryIsReportedNotThrownAsALinkageError() throws Exception {
-        Path libc = Files.list(Path.of("/lib/x86_64-linux-gnu")).filter(p -> p.getFileName().toString().startsWith("libc.so.")).findFirst().orElse(null);
-        org.junit.jupiter.api.Assumptions.assumeTrue(libc != null, "no /lib/x86_64-linux-gnu/libc.so.* on this machine");
+        Path libc = libc();
         ChildJvm child = ChildJvm.run(tmp, ProbeMain.class, "-D" + NativeLoader.PATH_PROPERTY + "=" + libc);
         assertEquals(0, child.exitCode, child.output);
         assertTrue(child.output.contains("available=false") && child.output.contains("exception=CudaException"), child.output);

@@ -13,15 +13,15 @@ import org.junit.jupiter.api.Test;
 
 /** Rust `log` records reach System.Logger "dev.cuhandle" (JUL here); levels below the enabled one are dropped in Rust. */
 class NativeLoggingTest {
-    @Test
-    void rustLogRecordsArriveOnTheDevCuhandleLoggerWithTheirLevel() throws InterruptedException {
+    /** Records published on "dev.cuhandle" while {@code body} runs, with the name of the thread that published each. */
+    private static List<String[]> published(Runnable body) throws InterruptedException {
         Native.ensureLoaded();
         Logger jul = Logger.getLogger("dev.cuhandle");
-        List<LogRecord> records = new CopyOnWriteArrayList<>();
+        List<String[]> records = new CopyOnWriteArrayList<>();
         Handler capture = new Handler() {
             @Override
             public void publish(LogRecord record) {
-                records.add(record);
+                records.add(new String[] {record.getLevel().getName(), String.valueOf(record.getMessage()), Thread.currentThread().getName()});
             }
 
             @Override
@@ -32,20 +32,28 @@ class NativeLoggingTest {
         };
         jul.addHandler(capture);
         try {
-            NativeTestApi.log(2, "native warning for the logging test");
-            NativeTestApi.log(1, "native error for the logging test");
-            // JUL's default level is INFO, so the bridge was configured to drop debug in Rust.
-            NativeTestApi.log(4, "native debug that must not arrive");
+            body.run();
             assertTrue(NativeLog.awaitPublished(10_000), "records are published by the logging thread");
         } finally {
             jul.removeHandler(capture);
         }
+        return records;
+    }
+
+    @Test
+    void rustLogRecordsArriveOnTheDevCuhandleLoggerWithTheirLevel() throws InterruptedException {
+        List<String[]> records = published(() -> {
+            NativeTestApi.log(2, "native warning for the logging test");
+            NativeTestApi.log(1, "native error for the logging test");
+            // JUL's default level is INFO, so the bridge was configured to drop debug in Rust.
+            NativeTestApi.log(4, "native debug that must not arrive");
+        });
         // Other records (e.g. a cleaner's leak warning from another test) may arrive meanwhile.
-        records.removeIf(r -> r.getMessage() == null || !r.getMessage().contains("logging test") && !r.getMessage().contains("must not arrive"));
-        assertEquals(2, records.size(), records.toString());
-        assertEquals(Level.WARNING, records.get(0).getLevel());
-        assertTrue(records.get(0).getMessage().contains("native warning for the logging test"));
-        assertEquals(Level.SEVERE, records.get(1).getLevel());
+        records.removeIf(r -> !r[1].contains("logging test") && !r[1].contains("must not arrive"));
+        assertEquals(2, records.size(), records.stream().map(r -> String.join("|", r)).collect(java.util.stream.Collectors.toList()).toString());
+        assertEquals(Level.WARNING.getName(), records.get(0)[0]);
+        assertTrue(records.get(0)[1].contains("native warning for the logging test"));
+        assertEquals(Level.SEVERE.getName(), records.get(1)[0]);
     }
 
     /**
@@ -55,30 +63,9 @@ class NativeLoggingTest {
      */
     @Test
     void handlersRunOnTheLoggingThreadNotOnTheCallingThread() throws InterruptedException {
-        Native.ensureLoaded();
-        Logger jul = Logger.getLogger("dev.cuhandle");
-        List<String> threads = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                if (record.getMessage() != null && record.getMessage().contains("thread test")) {
-                    threads.add(Thread.currentThread().getName());
-                }
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-        };
-        jul.addHandler(capture);
-        try {
-            NativeTestApi.log(2, "native record for the thread test");
-            assertTrue(NativeLog.awaitPublished(10_000));
-        } finally {
-            jul.removeHandler(capture);
-        }
-        assertEquals(List.of("cuhandle-log"), threads);
+        List<String[]> records = published(() -> NativeTestApi.log(2, "native record for the thread test"));
+        records.removeIf(r -> !r[1].contains("thread test"));
+        assertEquals(1, records.size());
+        assertEquals("cuhandle-log", records.get(0)[2]);
     }
 }
