@@ -15,7 +15,7 @@ public final class Scale {
 
     private Scale() {}
 
-    /** x[i] = a * x[i] for i &lt; n, queued on h's stream. */
+    /** Multiplies the first n elements of x by a, queued on h's stream (returns without waiting). */
     public static void scale(Handle h, DeviceBuffer x, float a, int n) {
         if (n == 0) {
             return;
