@@ -2,7 +2,8 @@
 # Installs what the build needs and is missing, idempotently; prints one line naming anything it
 # cannot install. Rust (1.88+), a JDK (17+), Maven and a C compiler are expected on the machine;
 # nvcc comes from Debian's nvidia-cuda-toolkit, which lives in the non-free component; zig goes
-# into a virtual environment of the project's own.
+# into a virtual environment of the project's own. `--gradle` also installs Debian's gradle
+# (scripts/test.sh needs it for tests/gradle-consumer).
 set -euo pipefail
 
 missing() { echo "cuhandle setup: missing $1" >&2; exit 1; }
@@ -39,6 +40,21 @@ if ! command -v nvcc >/dev/null; then
   fi
 fi
 command -v nvcc >/dev/null || missing "nvcc after installing nvidia-cuda-toolkit"
+
+# Gradle, only with --gradle (scripts/test.sh: tests/gradle-consumer proves that a Gradle build
+# consumes the published JARs). Debian 12's is 4.4.1, which runs on Debian's JDK 17.
+if [ "${1:-}" = "--gradle" ] && ! command -v gradle >/dev/null; then
+  if [ -r /etc/debian_version ] && command -v apt-get >/dev/null; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    echo "cuhandle setup: installing gradle (Debian's 4.4.1, for tests/gradle-consumer; a minute the first time)"
+    $sudo apt-get update -qq || true
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends gradle >/dev/null \
+      || missing "gradle: 'apt-get install gradle' failed"
+  else
+    missing "gradle (4.4 or newer, for tests/gradle-consumer)"
+  fi
+  command -v gradle >/dev/null || missing "gradle after installing Debian's gradle package"
+fi
 
 # The shipped library must load on glibc 2.17 systems (RHEL 7/8, Ubuntu 20.04): it is linked by
 # cargo-zigbuild against a 2.17 sysroot, with zig taken from PyPI's ziglang package. It goes into a

@@ -2,10 +2,10 @@ package example
 
 import dev.cuhandle.Cuda
 import dev.cuhandle.CudaException
+import dev.cuhandle.junit.RequiresGpu
 import org.junit.jupiter.api.Assertions.assertArrayEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertThrows
-import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.Test
 import kotlin.random.Random
 
@@ -21,8 +21,8 @@ class SaxpyTest {
     }
 
     @Test
+    @RequiresGpu
     fun `saxpy on the GPU matches the CPU`() {
-        assumeTrue(Cuda.isAvailable()) { "no usable CUDA GPU: ${Cuda.unavailableReason()}" }
         val random = Random(System.nanoTime())
         val x = FloatArray(100_003) { random.nextFloat() }
         val y = FloatArray(x.size) { random.nextFloat() }

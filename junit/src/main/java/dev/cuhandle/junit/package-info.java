@@ -1,0 +1,6 @@
+/**
+ * JUnit 5 support for code that uses cuhandle: {@link dev.cuhandle.junit.RequiresGpu} marks tests
+ * that need a CUDA GPU, so that they skip with the reason on machines without one (or fail, with
+ * {@code -Dcuhandle.requireGpu=true}).
+ */
+package dev.cuhandle.junit;
