@@ -87,8 +87,10 @@ typedef struct Alloc {
     uintptr_t base;
     size_t size;
     void *raw;
-    Ctx *ctx;
+    Ctx *ctx;             /* NULL: a __managed__ variable, valid in every context */
     int64_t in_use_until; /* queued work referencing the allocation runs until then */
+    void *library;        /* a library variable's storage: its library, else NULL */
+    size_t variable;      /* ... and the variable's index in it */
 } Alloc;
 
 enum ImageKind { IMAGE_FATBIN, IMAGE_CUBIN, IMAGE_PTX };
@@ -102,11 +104,21 @@ typedef struct Kernel {
     size_t *offsets, *sizes;
 } Kernel;
 
+/* A module-scope variable declared in the PTX: `.global` (__device__), `.const` (__constant__),
+ * or `.global .attribute(.managed)` (__managed__). */
+typedef struct Var {
+    char *name;
+    size_t size;
+    int managed;
+} Var;
+
 typedef struct Library {
     enum ImageKind kind;
     int parsed; /* kernels and parameters known from PTX (the image's own or a fatbin's) */
     size_t nkernels;
     Kernel **kernels; /* PTX: every entry; fatbin/cubin: those looked up so far */
+    size_t nvars;
+    Var *vars;        /* from the PTX; storage is made per context on first lookup (managed: once) */
 } Library;
 
 typedef struct {
@@ -305,7 +317,7 @@ static int64_t enqueue(Stream *s, int64_t work) {
 static Alloc *find_range(Ctx *c, uintptr_t p, size_t n) {
     for (size_t i = 0; i < g_allocs.n; i++) {
         Alloc *a = g_allocs.items[i];
-        if ((c == NULL || a->ctx == c) && p >= a->base && p - a->base <= a->size && n <= a->size - (p - a->base)) return a;
+        if ((c == NULL || a->ctx == c || a->ctx == NULL) && p >= a->base && p - a->base <= a->size && n <= a->size - (p - a->base)) return a;
     }
     return NULL;
 }
@@ -355,7 +367,7 @@ static size_t live_bytes_of_device(int dev) {
     size_t sum = 0;
     for (size_t i = 0; i < g_allocs.n; i++) {
         Alloc *a = g_allocs.items[i];
-        if (a->ctx->dev == dev) sum += a->size;
+        if (a->ctx && a->ctx->dev == dev) sum += a->size;
     }
     return sum;
 }
@@ -1091,7 +1103,7 @@ EXPORT CUresult cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr
     Alloc *a = find_range(NULL, (uintptr_t)ptr, 0);
     if (!a) RETURN(INVALID_VALUE);
     if (attribute == 1) *(CUcontext *)data = a->ctx; /* CU_POINTER_ATTRIBUTE_CONTEXT */
-    else if (attribute == 9) *(int *)data = a->ctx->dev; /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */
+    else if (attribute == 9 && a->ctx) *(int *)data = a->ctx->dev; /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */
     else RETURN(INVALID_VALUE);
     RETURN(SUCCESS);
 }
@@ -1190,6 +1202,55 @@ static int parse_ptx(Library *lib, const char *text) {
         p = close + 1;
     }
     return 1;
+}
+
+/* Module-scope variables: lines whose first token (after .visible/.extern/.weak) is .global or
+ * .const, e.g. ".visible .global .attribute(.managed) .align 4 .u32 m;" or
+ * ".const .align 4 .b8 coef[16];". Instructions such as "ld.global.u32" never start that way. */
+static void parse_ptx_variables(Library *lib, const char *text) {
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *end = strchr(line, '\n');
+        if (!end) end = line + strlen(line);
+        const char *p = line;
+        int is_var = 0, managed = 0;
+        size_t elem = 0, count = 1, name_len = 0;
+        const char *name = NULL;
+        while (p < end) {
+            while (p < end && isspace((unsigned char)*p)) p++;
+            const char *tok = p;
+            while (p < end && !isspace((unsigned char)*p) && *p != ';' && *p != '=') p++;
+            size_t len = (size_t)(p - tok);
+            if (len == 0) break;
+            if ((len == 8 && !strncmp(tok, ".visible", 8)) || (len == 7 && !strncmp(tok, ".extern", 7)) || (len == 5 && !strncmp(tok, ".weak", 5))) continue;
+            if (!is_var) {
+                if ((len == 7 && !strncmp(tok, ".global", 7)) || (len == 6 && !strncmp(tok, ".const", 6))) {
+                    is_var = 1;
+                    continue;
+                }
+                break;
+            }
+            if (len >= 10 && !strncmp(tok, ".attribute", 10)) managed = memmem(tok, len, ".managed", 8) != NULL;
+            else if (len == 6 && !strncmp(tok, ".align", 6)) {
+                while (p < end && isspace((unsigned char)*p)) p++;
+                while (p < end && isdigit((unsigned char)*p)) p++;
+            } else if (ptx_type_size(tok, len)) elem = ptx_type_size(tok, len);
+            else if (tok[0] != '.') {
+                const char *bracket = memchr(tok, '[', len);
+                name = tok;
+                name_len = bracket ? (size_t)(bracket - tok) : len;
+                if (bracket) count = strtoul(bracket + 1, NULL, 10);
+                break;
+            }
+        }
+        if (!is_var || !name || !name_len || !elem || !count) continue;
+        Var *vars = realloc(lib->vars, (lib->nvars + 1) * sizeof *vars);
+        char *copy = malloc(name_len + 1);
+        if (!vars || !copy) abort();
+        memcpy(copy, name, name_len);
+        copy[name_len] = 0;
+        lib->vars = vars;
+        vars[lib->nvars++] = (Var){copy, elem * count, managed};
+    }
 }
 
 /* LZ4 block decompression (nvcc compresses fatbin entries with it); 0 on malformed input. */
@@ -1294,6 +1355,7 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, int *jit
          * -gencode ...,code=compute_XX); without one, any name is a kernel of unknown signature. */
         char *ptx = fatbin_ptx(b);
         lib->parsed = ptx && parse_ptx(lib, ptx) && lib->nkernels > 0;
+        if (lib->parsed) parse_ptx_variables(lib, ptx);
         free(ptx);
         if (!lib->parsed) { /* forget what a half-parsed PTX declared */
             for (size_t i = 0; i < lib->nkernels; i++) vec_remove(&g_kernels, lib->kernels[i]);
@@ -1309,6 +1371,7 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, int *jit
             for (size_t i = 0; i < lib->nkernels; i++) vec_remove(&g_kernels, lib->kernels[i]);
             RETURN(INVALID_PTX);
         }
+        parse_ptx_variables(lib, code);
     } else {
         free(lib);
         RETURN(INVALID_IMAGE);
@@ -1325,7 +1388,58 @@ EXPORT CUresult cuLibraryUnload(CUlibrary library) {
     vec_remove(&g_libraries, lib);
     /* Never freed: launching a kernel of an unloaded library is an INVALID_HANDLE, not a crash. */
     for (size_t i = 0; i < lib->nkernels; i++) vec_remove(&g_kernels, lib->kernels[i]);
+    for (size_t i = 0; i < g_allocs.n;) { /* its variables' storage, in every context */
+        Alloc *a = g_allocs.items[i];
+        if (a->library == lib) retire_alloc(a);
+        else i++;
+    }
     RETURN(SUCCESS);
+}
+
+/* The storage of variable `name` of `lib` in context `c` (managed: shared by all), made on first use. */
+static int library_variable(Library *lib, const char *name, Ctx *c, int want_managed, CUdeviceptr *dptr, size_t *bytes) {
+    for (size_t v = 0; v < lib->nvars; v++) {
+        if (strcmp(lib->vars[v].name, name) != 0 || lib->vars[v].managed != want_managed) continue;
+        for (size_t i = 0; i < g_allocs.n; i++) {
+            Alloc *a = g_allocs.items[i];
+            if (a->library == lib && a->variable == v && (want_managed || a->ctx == c)) {
+                if (dptr) *dptr = a->base;
+                if (bytes) *bytes = a->size;
+                return SUCCESS;
+            }
+        }
+        CUdeviceptr base;
+        int rc = allocate(c, lib->vars[v].size, NULL, &base);
+        if (rc) return rc;
+        Alloc *a = g_allocs.items[g_allocs.n - 1];
+        a->library = lib;
+        a->variable = v;
+        if (want_managed) a->ctx = NULL;
+        if (dptr) *dptr = base;
+        if (bytes) *bytes = a->size;
+        return SUCCESS;
+    }
+    return NOT_FOUND;
+}
+
+EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
+    ENTER();
+    if (!name) RETURN(INVALID_VALUE);
+    if (!vec_has(&g_libraries, library)) RETURN(bad_handle(INVALID_HANDLE));
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    RETURN(library_variable(library, name, c, 0, dptr, bytes));
+}
+
+EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
+    ENTER();
+    if (!name) RETURN(INVALID_VALUE);
+    if (!vec_has(&g_libraries, library)) RETURN(bad_handle(INVALID_HANDLE));
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    RETURN(library_variable(library, name, c, 1, dptr, bytes));
 }
 
 EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {

@@ -15,3 +15,4 @@ pub mod raw_value;
 pub mod blas;
 pub mod sticky;
 pub mod stream_pool;
+pub mod variables;

@@ -12,3 +12,4 @@ mod raw;
 #[cfg(feature = "test-api")]
 mod testing;
 mod throw;
+mod variables;

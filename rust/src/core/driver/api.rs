@@ -129,6 +129,8 @@ driver_api! {
         cuLibraryLoadData = "cuLibraryLoadData"(*mut CUlibrary, *const c_void, *mut c_int, *mut *mut c_void, c_uint, *mut c_int, *mut *mut c_void, c_uint);
         cuLibraryUnload = "cuLibraryUnload"(CUlibrary);
         cuLibraryGetKernel = "cuLibraryGetKernel"(*mut CUkernel, CUlibrary, *const c_char);
+        cuLibraryGetGlobal = "cuLibraryGetGlobal"(*mut CUdeviceptr, *mut usize, CUlibrary, *const c_char);
+        cuLibraryGetManaged = "cuLibraryGetManaged"(*mut CUdeviceptr, *mut usize, CUlibrary, *const c_char);
         cuKernelGetAttribute = "cuKernelGetAttribute"(*mut c_int, c_int, CUkernel, CUdevice);
         cuLaunchKernel = "cuLaunchKernel"(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
     }

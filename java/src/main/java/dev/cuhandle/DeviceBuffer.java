@@ -16,14 +16,25 @@ public final class DeviceBuffer implements AutoCloseable {
      * (rule L1).
      */
     private final DeviceBuffer parent;
+    /** What must stay reachable while this buffer is (the Library of a variable view), or null. */
+    private final Object anchor;
     private final long contextId;
     private final long baseAddress;
     private final long byteOffset;
     private final long byteLength;
 
     DeviceBuffer(Handle owner, long pointer, long bytes, boolean owned) {
+        this(owner, pointer, bytes, owned ? "DeviceBuffer" : "wrapped DeviceBuffer", null);
+    }
+
+    /**
+     * A buffer over native memory object {@code pointer}. With an {@code anchor} (a library whose
+     * variable this views) the buffer keeps it reachable and leaks quietly: the anchor closes it.
+     */
+    DeviceBuffer(Handle owner, long pointer, long bytes, String what, Object anchor) {
         this.owner = owner;
         this.parent = null;
+        this.anchor = anchor;
         this.contextId = owner.contextId();
         this.byteOffset = 0;
         this.byteLength = bytes;
@@ -35,12 +46,14 @@ public final class DeviceBuffer implements AutoCloseable {
             throw e;
         }
         this.baseAddress = address;
-        this.state = NativeObject.register(this, pointer, owned ? "DeviceBuffer" : "wrapped DeviceBuffer", NativeApi::bufferFree);
+        this.state = anchor == null ? NativeObject.register(this, pointer, what, NativeApi::bufferFree)
+                : NativeObject.registerQuiet(this, pointer, what, NativeApi::bufferFree);
     }
 
     private DeviceBuffer(DeviceBuffer parent, long offset, long length) {
         this.owner = parent.owner;
         this.parent = parent.parent == null ? parent : parent.parent;
+        this.anchor = null; // the root buffer holds it
         this.state = parent.state;
         this.contextId = parent.contextId;
         this.baseAddress = parent.baseAddress;

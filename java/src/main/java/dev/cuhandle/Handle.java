@@ -304,6 +304,16 @@ public final class Handle implements AutoCloseable {
         }
     }
 
+    /** A view of a library variable at {@code address} in this handle's context, closed by (and keeping alive) {@code library}. */
+    DeviceBuffer wrapVariable(long address, long bytes, String what, Library library) {
+        long h = enter();
+        try {
+            return new DeviceBuffer(this, NativeApi.bufferWrap(h, address, bytes), bytes, what, library);
+        } finally {
+            exit();
+        }
+    }
+
     /**
      * Allocates a buffer of {@code values.length * 4} bytes in this handle's context and copies
      * {@code values} into it, on this handle's stream. Returns once the array has been read; the copy may

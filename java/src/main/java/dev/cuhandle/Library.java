@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.lang.ref.Reference;
+import java.lang.ref.WeakReference;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
@@ -18,8 +20,13 @@ import java.util.Objects;
  */
 public final class Library implements AutoCloseable {
     private final NativeObject state;
+    /** Where the image came from, for messages ("resource /kernels/x.fatbin", "file ...", "a 1234-byte image"). */
+    private final String origin;
+    /** Views of this library's variables handed out so far: closed before the library unloads. */
+    private final List<WeakReference<DeviceBuffer>> variableViews = new ArrayList<>();
 
-    private Library(long pointer) {
+    private Library(long pointer, String origin) {
+        this.origin = origin;
         this.state = NativeObject.register(this, pointer, "Library", NativeApi::libraryUnload);
     }
 
@@ -35,9 +42,12 @@ public final class Library implements AutoCloseable {
      * @throws CudaException if the driver rejects the image (the message holds the JIT log) or cannot be used
      */
     public static Library load(byte[] image) {
-        Objects.requireNonNull(image, "image");
+        return load(image, "a " + Objects.requireNonNull(image, "image").length + "-byte image");
+    }
+
+    private static Library load(byte[] image, String origin) {
         Native.ensureLoaded();
-        return new Library(NativeApi.libraryLoad(image));
+        return new Library(NativeApi.libraryLoad(image), origin);
     }
 
     /**
@@ -52,7 +62,7 @@ public final class Library implements AutoCloseable {
     public static Library load(Path file) {
         Objects.requireNonNull(file, "file");
         try {
-            return load(Files.readAllBytes(file));
+            return load(Files.readAllBytes(file), "file " + file);
         } catch (IOException e) {
             throw new UncheckedIOException("reading module image " + file, e);
         }
@@ -75,7 +85,7 @@ public final class Library implements AutoCloseable {
             if (in == null) {
                 throw new IllegalArgumentException("class path resource " + resource + " not found (relative to " + anchor.getName() + ")");
             }
-            return load(in.readAllBytes());
+            return load(in.readAllBytes(), "resource " + resource);
         } catch (IOException e) {
             throw new UncheckedIOException("reading resource " + resource, e);
         }
@@ -143,10 +153,107 @@ public final class Library implements AutoCloseable {
         return state.isClosed();
     }
 
-    /** Unloads the library after launches in flight return. Idempotent. */
+    /**
+     * A {@code __device__} or {@code __constant__} variable of this library as it exists in
+     * {@code handle}'s context ({@code cuLibraryGetGlobal}): each context has its own copy, so what
+     * is written through a handle of one context is not seen through a handle of another. Copies to
+     * and from the view run on the handle's stream, like those of any buffer; a kernel launched on
+     * another stream that uses the variable must be ordered with them (one handle, or events).
+     *
+     * <p>The view does not own the memory: closing it does nothing, and it keeps this library
+     * loaded while it is reachable. Once the library is closed every use of the view throws
+     * {@link IllegalStateException}: it never points at unloaded memory.
+     *
+     * @param handle the handle whose context's copy is wanted
+     * @param name the variable's name in the module (C names as written; C++ names in a namespace
+     *     are mangled)
+     * @return a view of the variable's bytes ({@code sizeof} the variable)
+     * @throws CudaException if the library has no such variable (the message names variable and
+     *     library), or the driver fails
+     * @throws IllegalStateException if this library or the handle is closed
+     */
+    public DeviceBuffer global(Handle handle, String name) {
+        Objects.requireNonNull(handle, "handle");
+        Objects.requireNonNull(name, "name");
+        long lib = enter();
+        try {
+            long[] where;
+            long h = handle.enter();
+            try {
+                where = NativeApi.libraryGlobal(h, lib, name);
+            } catch (CudaException e) {
+                throw named(e, name);
+            } finally {
+                handle.exit();
+            }
+            return variableView(handle, where[0], where[1], "variable '" + name + "' of the library from " + origin);
+        } finally {
+            exit();
+        }
+    }
+
+    /** A view of variable memory of this library, closed by {@link #close()}; call with this library entered. */
+    DeviceBuffer variableView(Handle handle, long address, long bytes, String what) {
+        DeviceBuffer view = handle.wrapVariable(address, bytes, what, this);
+        synchronized (variableViews) {
+            variableViews.removeIf(r -> r.get() == null);
+            variableViews.add(new WeakReference<>(view));
+        }
+        return view;
+    }
+
+    /**
+     * A {@code __managed__} variable of this library ({@code cuLibraryGetManaged}): one copy at one
+     * address for the whole process, used by kernels in every context and on every device and
+     * read and written by the host. The lookup happens in the context current on the calling
+     * thread, or else in the primary context of {@link Cuda#getDevice()} (rules H1, H2).
+     *
+     * @param name the variable's name in the module
+     * @return access to the variable
+     * @throws CudaException if the library has no such variable (the message names variable and
+     *     library), or the driver fails
+     * @throws IllegalStateException if this library is closed
+     */
+    public ManagedVariable managed(String name) {
+        Objects.requireNonNull(name, "name");
+        long lib = enter();
+        try {
+            long[] where = NativeApi.libraryManaged(lib, Cuda.getDevice(), name);
+            return new ManagedVariable(this, name, where[0], where[1]);
+        } catch (CudaException e) {
+            throw named(e, name);
+        } finally {
+            exit();
+        }
+    }
+
+    private CudaException named(CudaException e, String variable) {
+        return new CudaException(e.code(), "looking up variable '" + variable + "' of the library from " + origin, e.getMessage(), e);
+    }
+
+    /**
+     * Unloads the library after launches in flight return. Views of its variables are closed
+     * first ({@link #global}): later uses of them throw {@link IllegalStateException}. Idempotent.
+     */
     @Override
     public void close() {
+        List<WeakReference<DeviceBuffer>> views;
+        synchronized (variableViews) {
+            views = new ArrayList<>(variableViews);
+            variableViews.clear();
+        }
+        for (WeakReference<DeviceBuffer> r : views) {
+            DeviceBuffer view = r.get();
+            if (view != null) {
+                view.close();
+            }
+        }
         state.close();
         Reference.reachabilityFence(this);
+    }
+
+    @Override
+    public String toString() {
+        return "Library[from " + origin + (isClosed() ? ", closed]" : "]");
     }
 }

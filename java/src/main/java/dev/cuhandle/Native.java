@@ -8,7 +8,7 @@ final class Native {
     /** {@code -Dcuhandle.driver.path=/path/to/libcuda.so.1} chooses the driver library. */
     static final String DRIVER_PROPERTY = "cuhandle.driver.path";
     /** The Java/native interface version; equals {@code ABI_VERSION} in rust/src/jni/cuda.rs. */
-    static final int ABI_VERSION = 2;
+    static final int ABI_VERSION = 3;
 
     private static final NativeLoader.Loaded LOADED;
     private static final CudaException FAILURE;

@@ -99,6 +99,14 @@ final class NativeApi {
 
     static native void launch(long handle, long kernel, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, long slots, int argCount);
 
+    static native long[] libraryGlobal(long handle, long library, String name);
+
+    static native long[] libraryManaged(long library, int device, String name);
+
+    static native long managedRead(long library, long address, long bytes, long offset, int length);
+
+    static native void managedWrite(long library, long address, long bytes, long offset, int length, long value);
+
     static native long eventCreate(long handle);
 
     static native void eventRecord(long event, long handle);

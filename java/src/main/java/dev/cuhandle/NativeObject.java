@@ -37,6 +37,7 @@ final class NativeObject implements Runnable {
     /** The thread running the free action, so that a close from inside it fails instead of waiting for itself. */
     private volatile Thread releasing;
     private Cleaner.Cleanable cleanable;
+    private boolean warnIfLeaked;
 
     private NativeObject(long pointer, String what, LongConsumer free) {
         this.pointer = pointer;
@@ -51,7 +52,20 @@ final class NativeObject implements Runnable {
      * pointer to the cleaner (use {@link #freeNow} on failure instead).
      */
     static NativeObject register(Object owner, long pointer, String what, LongConsumer free) {
+        return register(owner, pointer, what, free, true);
+    }
+
+    /**
+     * {@link #register} for objects that own nothing worth a warning when they are not closed (views
+     * of a library's variables: the library owns the memory and closes them with itself).
+     */
+    static NativeObject registerQuiet(Object owner, long pointer, String what, LongConsumer free) {
+        return register(owner, pointer, what, free, false);
+    }
+
+    private static NativeObject register(Object owner, long pointer, String what, LongConsumer free, boolean warnIfLeaked) {
         NativeObject object = new NativeObject(pointer, what, free);
+        object.warnIfLeaked = warnIfLeaked;
         object.cleanable = CLEANER.register(owner, object);
         return object;
     }
@@ -125,6 +139,8 @@ final class NativeObject implements Runnable {
                 // call can be in flight (the wrappers fence themselves), but if one were, freeing
                 // now would pull the memory from under it.
                 lifetime.close();
+            }
+            if (!closedExplicitly && warnIfLeaked) {
                 String message = what + " was not closed and became unreachable; cuhandle released it. Close it (try-with-resources)"
                         + (origin == null ? " or run with -D" + DEBUG_LEAKS_PROPERTY + "=true to see where it was created" : "");
                 NativeLog.LOGGER.log(System.Logger.Level.WARNING, message, origin);
