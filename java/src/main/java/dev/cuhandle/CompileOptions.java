@@ -24,7 +24,7 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>The flags NVRTC receives are, in this order: the defines, {@code --use_fast_math}, {@code -std=...}, then
- * the extra {@link #flag(String) flags}, and last the architecture ({@code --gpu-architecture=...}).
+ * the extra {@link #flag(String...) flags}, and last the architecture ({@code --gpu-architecture=...}).
  */
 public final class CompileOptions {
     // No equals/hashCode: the compile cache hashes the NVRTC inputs themselves, so options that

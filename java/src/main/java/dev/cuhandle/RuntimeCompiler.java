@@ -31,6 +31,9 @@ final class RuntimeCompiler {
     static Library compile(Handle handle, String source, CompileOptions options) {
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(options, "options");
+        if (handle != null && handle.isClosed()) {
+            throw new IllegalStateException("the handle is closed");
+        }
         Native.ensureLoaded();
         String target = target(options, options.architecture() != null ? null : capabilities(handle));
         return Library.load(image(source, options, target));
@@ -39,9 +42,6 @@ final class RuntimeCompiler {
     /** 10 * major + minor of the handle's device, or of every device when there is no handle. */
     private static int[] capabilities(Handle handle) {
         if (handle != null) {
-            if (handle.isClosed()) {
-                throw new IllegalStateException("the handle is closed");
-            }
             return new int[] {capability(handle.device())};
         }
         int[] all = new int[Cuda.deviceCount()];

@@ -70,6 +70,10 @@ class RuntimeCompileGpuTest extends KernelGpuTestBase {
             try (Library lib = Library.compile(h, MIXED, CompileOptions.defaults())) {
                 assertEquals("mixed", lib.kernel("mixed").name());
             }
+            // Without a handle: for every device of the machine.
+            try (Library lib = Library.compile(MIXED, CompileOptions.defaults())) {
+                assertEquals("mixed", lib.kernel("mixed").name());
+            }
             h.synchronize();
         }
     }
