@@ -11,6 +11,7 @@ pub mod kernels;
 pub mod launch;
 pub mod library;
 pub mod memory;
+pub mod nvrtc;
 pub mod raw_value;
 pub mod blas;
 pub mod sticky;

@@ -6,8 +6,10 @@ mod buffer;
 mod cuda;
 mod event;
 mod handle;
+mod java_arrays;
 mod library;
 pub(crate) mod logging;
+mod nvrtc;
 mod raw;
 #[cfg(feature = "test-api")]
 mod testing;

@@ -154,7 +154,7 @@ fn exists(candidate: &str, reason: &str) -> bool {
 
 /// The dynamic linker's own words (`dlerror()`), which libloading keeps as the error's source:
 /// its Display alone says only "dlopen failed".
-fn linker_reason(error: &libloading::Error) -> String {
+pub(crate) fn linker_reason(error: &libloading::Error) -> String {
     match std::error::Error::source(error) {
         Some(source) => source.to_string(),
         None => error.to_string(),
@@ -185,7 +185,7 @@ fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Re
 }
 
 /// The file the dynamic linker mapped for a library whose name contains `needle`.
-fn mapped_path_of(needle: &str) -> Option<String> {
+pub(crate) fn mapped_path_of(needle: &str) -> Option<String> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     maps.lines()
         .filter_map(|line| line.split_whitespace().nth(5))
@@ -194,7 +194,7 @@ fn mapped_path_of(needle: &str) -> Option<String> {
 }
 
 /// "libcuda.so" for "/usr/lib/libcuda.so.1": the part of a file name every version of it shares.
-fn library_stem(candidate: &str) -> String {
+pub(crate) fn library_stem(candidate: &str) -> String {
     let file = candidate.rsplit('/').next().unwrap_or(candidate);
     match file.find(".so") {
         Some(i) => file[..i + 3].to_string(),

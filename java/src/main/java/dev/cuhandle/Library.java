@@ -92,6 +92,61 @@ public final class Library implements AutoCloseable {
     }
 
     /**
+     * Compiles CUDA C++ with NVRTC and loads the result, for the architecture of the machine's devices (all of
+     * them; use {@link #compile(Handle, String, CompileOptions)} to target one device) or the one
+     * {@link CompileOptions#architecture(String)} names. Machine code (a cubin) is produced where the NVRTC in use
+     * knows that architecture; for a device newer than NVRTC, PTX for the newest architecture NVRTC knows, which
+     * the driver JIT-compiles when loading. Devices of different generations get PTX for the oldest.
+     * Kernels must be {@code extern "C"} to be found by their plain names.
+     *
+     * <p><b>Caching:</b> the compiled image of identical inputs (source, headers, options, architecture and NVRTC
+     * version) is kept in a bounded in-process cache and reused without calling NVRTC again; every call still
+     * loads and returns a new {@code Library}, which the caller closes independently of any other.
+     *
+     * <p><b>Threads:</b> callable from any thread. NVRTC compilations run one at a time in the process (older
+     * NVRTC releases do not document concurrent use); cache hits and library loads do not wait for them. Two
+     * threads compiling the same uncached inputs at once may both compile.
+     *
+     * <p>NVRTC is optional: it is looked for on first use ({@code -Dcuhandle.nvrtc.path}, then
+     * {@code libnvrtc.so.13}, {@code .12}, {@code libnvrtc.so}, {@code .11.2} and the usual CUDA folders).
+     *
+     * @param cudaSource the CUDA C++ source
+     * @param options how to compile, e.g. {@link CompileOptions#defaults()}
+     * @return the loaded library; close it when its kernels are no longer needed
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws CompileException if the source does not compile ({@link CompileException#getLog()} has NVRTC's log)
+     * @throws IllegalArgumentException if NVRTC refuses an option, or the named architecture is one it does not
+     *     support
+     * @throws CudaException if NVRTC is not installed (code {@link CudaError#FILE_NOT_FOUND}: the message lists
+     *     the files tried and how to install it) or fails, or the driver cannot be used or rejects the image
+     */
+    public static Library compile(String cudaSource, CompileOptions options) {
+        return RuntimeCompiler.compile(null, cudaSource, options);
+    }
+
+    /**
+     * Compiles CUDA C++ with NVRTC for the device of {@code handle} and loads the result: machine code for its
+     * compute capability where the NVRTC in use knows it, else PTX for the newest architecture NVRTC knows (the
+     * driver JIT-compiles it). An {@link CompileOptions#architecture(String) architecture} in the options takes
+     * precedence. The library itself, as every library, works in any context; only its code is targeted. Caching,
+     * threads and NVRTC discovery are as for {@link #compile(String, CompileOptions)}.
+     *
+     * @param handle the handle whose device the code will run on
+     * @param cudaSource the CUDA C++ source
+     * @param options how to compile
+     * @return the loaded library; close it when its kernels are no longer needed
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalStateException if the handle is closed
+     * @throws CompileException if the source does not compile ({@link CompileException#getLog()} has NVRTC's log)
+     * @throws IllegalArgumentException if NVRTC refuses an option or the named architecture
+     * @throws CudaException if NVRTC is not installed or fails, or the driver rejects the image
+     */
+    public static Library compile(Handle handle, String cudaSource, CompileOptions options) {
+        Objects.requireNonNull(handle, "handle");
+        return RuntimeCompiler.compile(handle, cudaSource, options);
+    }
+
+    /**
      * The kernel called {@code name} ({@code cuLibraryGetKernel}). Names are {@code extern "C"} names or
      * mangled C++ names.
      *

@@ -7,6 +7,8 @@ package dev.cuhandle;
 final class Native {
     /** {@code -Dcuhandle.driver.path=/path/to/libcuda.so.1} chooses the driver library. */
     static final String DRIVER_PROPERTY = "cuhandle.driver.path";
+    /** {@code -Dcuhandle.nvrtc.path=/path/to/libnvrtc.so} chooses NVRTC for run-time compilation. */
+    static final String NVRTC_PROPERTY = "cuhandle.nvrtc.path";
     /** The Java/native interface version; equals {@code ABI_VERSION} in rust/src/jni/cuda.rs. */
     static final int ABI_VERSION = 3;
 
@@ -20,6 +22,7 @@ final class Native {
             loaded = NativeLoader.load();
             checkAbi(loaded);
             NativeApi.configure(System.getProperty(DRIVER_PROPERTY), NativeLog.enabledNativeLevel());
+            NativeApi.configureNvrtc(System.getProperty(NVRTC_PROPERTY));
         } catch (CudaException e) {
             failure = e;
         } catch (Throwable e) {

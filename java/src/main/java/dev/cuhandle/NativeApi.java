@@ -15,6 +15,16 @@ final class NativeApi {
 
     static native void configure(String driverPath, int logLevel);
 
+    /** The libnvrtc file to load ({@code cuhandle.nvrtc.path}); null or empty for the default search. */
+    static native void configureNvrtc(String nvrtcPath);
+
+    static native String[] nvrtcDescribe();
+
+    static native String nvrtcTarget(String architecture, int[] computeCapabilities, boolean ptxOnly);
+
+    /** The image as a {@code byte[]}, or NVRTC's log as a {@code String} when the source does not compile. */
+    static native Object nvrtcCompile(String source, String programName, String[] headerNames, String[] headerSources, String[] flags, String target);
+
     static native int driverVersion();
 
     static native String driverPath();

@@ -1,0 +1,275 @@
+package dev.cuhandle;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Run-time compilation without a GPU: NVRTC compiles to PTX and cubins, defines and headers take effect,
+ * compile errors carry NVRTC's log, and identical compilations come from the cache. Needs NVRTC (CI's machines
+ * have Debian's 11.8; the Maven build requires it through {@code cuhandle.requireNvrtc}, elsewhere the tests
+ * skip without it).
+ */
+class RuntimeCompileTest {
+    /** Each test's sources get a unique comment so that no test sees another one's cached image. */
+    private static final AtomicInteger UNIQUE = new AtomicInteger();
+
+    private static final String SAXPY = """
+            extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i < n) {
+                    y[i] = fmaf(a, x[i], y[i]);
+                }
+            }
+            """;
+
+    @BeforeAll
+    static void nvrtcIsThere() {
+        try {
+            RuntimeCompiler.nvrtc();
+        } catch (CudaException e) {
+            assertFalse(Boolean.getBoolean("cuhandle.requireNvrtc"), "NVRTC must be found on a machine that builds cuhandle (it has nvcc): " + e.getMessage());
+            assumeTrue(false, "NVRTC is not installed: " + e.getMessage());
+        }
+    }
+
+    private static String unique(String source) {
+        return "// test source " + UNIQUE.incrementAndGet() + " of " + ProcessHandle.current().pid() + "\n" + source;
+    }
+
+    private static String ptx(String source, CompileOptions options) {
+        byte[] image = RuntimeCompiler.image(source, options, RuntimeCompiler.target(options, null));
+        return new String(image, StandardCharsets.US_ASCII);
+    }
+
+    @Test
+    void nvrtcIsFoundAndSaysWhichItIs() {
+        String[] nvrtc = RuntimeCompiler.nvrtc();
+        assertTrue(nvrtc[0].matches("\\d+\\.\\d+"), "version: " + nvrtc[0]);
+        assertTrue(Files.isRegularFile(Path.of(nvrtc[1])), "the loaded file exists: " + nvrtc[1]);
+        assertTrue(Path.of(nvrtc[1]).getFileName().toString().startsWith("libnvrtc.so"), nvrtc[1]);
+    }
+
+    @Test
+    void aKernelFromATextBlockCompilesToPtxForCompute70() {
+        String ptx = ptx(unique(SAXPY), CompileOptions.defaults().architecture("compute_70"));
+        assertTrue(ptx.contains(".target sm_70"), ptx);
+        assertTrue(ptx.contains(".visible .entry saxpy("), ptx);
+        // Four parameters: float, two pointers, int.
+        assertTrue(ptx.contains(".param .f32 saxpy_param_0") && ptx.contains(".param .u64 saxpy_param_2") && ptx.contains(".param .u32 saxpy_param_3"), ptx);
+        assertTrue(ptx.contains("fma.rn.f32"), "fmaf is one fused multiply-add: " + ptx);
+    }
+
+    @Test
+    void theSameKernelCompilesToACubinForSm70() {
+        CompileOptions options = CompileOptions.defaults().architecture("sm_70");
+        assertEquals("sm_70", RuntimeCompiler.target(options, null));
+        byte[] cubin = RuntimeCompiler.image(unique(SAXPY), options, "sm_70");
+        assertTrue(cubin.length > 64 && cubin[0] == 0x7f && cubin[1] == 'E' && cubin[2] == 'L' && cubin[3] == 'F', "a cubin is an ELF file");
+        assertTrue(new String(cubin, StandardCharsets.ISO_8859_1).contains("saxpy"), "the symbol table names the kernel");
+    }
+
+    @Test
+    void aCompileErrorCarriesTheLogWithTheLineNumber() {
+        String broken = """
+                extern "C" __global__ void broken(float* y) {
+                    int i = threadIdx.x;
+                    y[i] = undeclared_value * 2.0f;
+                }
+                """;
+        CompileOptions options = CompileOptions.defaults().programName("broken.cu").architecture("compute_70");
+        CompileException e = assertThrows(CompileException.class, () -> RuntimeCompiler.image(broken, options, "compute_70"));
+        assertTrue(e.getLog().contains("broken.cu(3): error"), e.getLog());
+        assertTrue(e.getLog().contains("undeclared_value"), e.getLog());
+        assertEquals(CudaError.INVALID_SOURCE, e.error());
+        assertEquals(300, e.code());
+        assertEquals("nvrtcCompileProgram", e.operation());
+        assertEquals("broken.cu", e.programName());
+        assertEquals("compute_70", e.architecture());
+        assertTrue(e.getMessage().contains("broken.cu did not compile for compute_70") && e.getMessage().contains("broken.cu(3): error"), e.getMessage());
+        assertTrue(e instanceof CudaException, "callers catching CudaException see compile errors too");
+    }
+
+    @Test
+    void definesAndHeaderStringsTakeEffect() {
+        String source = unique("""
+                #include "constants.h"
+                extern "C" __global__ void KERNEL_NAME(float* y) {
+                    y[threadIdx.x] *= SCALE * OFFSET;
+                }
+                """);
+        CompileOptions options = CompileOptions.defaults().architecture("compute_70")
+                .define("KERNEL_NAME", "named_by_a_define")
+                .header("constants.h", "#define SCALE 3.0f\n");
+        String ptx = ptx(source, options.define("OFFSET", "5.0f"));
+        assertTrue(ptx.contains(".entry named_by_a_define("), ptx);
+        // SCALE * OFFSET = 15.0f, folded into the multiplication by 0f41700000.
+        assertTrue(ptx.contains("0f41700000"), ptx);
+        String other = ptx(source, options.define("OFFSET", "7.0f")); // 21.0f
+        assertTrue(other.contains("0f41A80000") && !other.contains("0f41700000"), other);
+        CompileException missing = assertThrows(CompileException.class, () -> ptx(source, CompileOptions.defaults().architecture("compute_70")));
+        assertTrue(missing.getLog().contains("constants.h"), "without the header the include fails: " + missing.getLog());
+    }
+
+    @Test
+    void identicalCompilesComeFromTheCacheWithoutCallingNvrtc() {
+        String source = unique(SAXPY);
+        CompileOptions options = CompileOptions.defaults().architecture("compute_70").define("A").header("a.h", "//a").header("b.h", "//b");
+        long before = RuntimeCompiler.compileCount();
+        byte[] first = RuntimeCompiler.image(source, options, "compute_70");
+        assertEquals(before + 1, RuntimeCompiler.compileCount());
+        byte[] again = RuntimeCompiler.image(source, options, "compute_70");
+        assertSame(first, again, "the cached image");
+        // Equal options built separately, headers in the other order: still the same inputs.
+        CompileOptions same = CompileOptions.defaults().header("b.h", "//b").header("a.h", "//a").define("A").architecture("compute_70");
+        assertSame(first, RuntimeCompiler.image(source, same, "compute_70"));
+        assertEquals(before + 1, RuntimeCompiler.compileCount(), "no NVRTC call for identical inputs");
+        // Any difference compiles anew: source, define, flag, header text, program name, architecture.
+        RuntimeCompiler.image(source + " ", options, "compute_70");
+        RuntimeCompiler.image(source, options.define("B"), "compute_70");
+        RuntimeCompiler.image(source, options.fastMath(true), "compute_70");
+        RuntimeCompiler.image(source, options.header("a.h", "//a2"), "compute_70");
+        RuntimeCompiler.image(source, options.programName("x.cu"), "compute_70");
+        RuntimeCompiler.image(source, options.architecture("compute_75"), "compute_75");
+        assertEquals(before + 7, RuntimeCompiler.compileCount());
+    }
+
+    @Test
+    void aFailedCompileIsNotCached() {
+        String broken = unique("extern \"C\" __global__ void k() { nope(); }\n");
+        CompileOptions options = CompileOptions.defaults().architecture("compute_70");
+        long before = RuntimeCompiler.compileCount();
+        assertThrows(CompileException.class, () -> RuntimeCompiler.image(broken, options, "compute_70"));
+        assertThrows(CompileException.class, () -> RuntimeCompiler.image(broken, options, "compute_70"));
+        assertEquals(before + 2, RuntimeCompiler.compileCount());
+    }
+
+    @Test
+    void flagsNvrtcDoesNotKnowAreIllegalArguments() {
+        CompileOptions options = CompileOptions.defaults().architecture("compute_70").flag("--no-such-nvrtc-flag");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RuntimeCompiler.image(unique(SAXPY), options, "compute_70"));
+        assertTrue(e.getMessage().contains("--no-such-nvrtc-flag"), e.getMessage());
+        // Known flags pass through.
+        String ptx = ptx(unique(SAXPY), CompileOptions.defaults().architecture("compute_70").flag("-lineinfo").standard("c++14"));
+        assertTrue(ptx.contains(".loc"), "-lineinfo adds line information: " + ptx.substring(0, Math.min(400, ptx.length())));
+    }
+
+    @Test
+    void anArchitectureNvrtcDoesNotSupportListsTheSupportedOnes() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> RuntimeCompiler.target(CompileOptions.defaults().architecture("sm_999"), null));
+        assertTrue(e.getMessage().contains("cannot compile for sm_999") && e.getMessage().contains("70"), e.getMessage());
+    }
+
+    @Test
+    void theDevicesArchitectureIsMachineCodeWhenNvrtcKnowsItAndPtxOtherwise() {
+        CompileOptions defaults = CompileOptions.defaults();
+        assertEquals("sm_70", RuntimeCompiler.target(defaults, new int[] {70}));
+        assertEquals("compute_70", RuntimeCompiler.target(defaults.ptxOnly(true), new int[] {70}));
+        assertEquals("compute_70", RuntimeCompiler.target(defaults, new int[] {70, 80}), "mixed generations share PTX");
+        // A compute capability newer than any NVRTC knows: the newest PTX it has, for the driver to JIT.
+        String newest = RuntimeCompiler.target(defaults, new int[] {990});
+        assertTrue(newest.matches("compute_\\d+"), newest);
+        assertTrue(Integer.parseInt(newest.substring("compute_".length())) >= 90, newest);
+        // An explicit architecture wins over the devices.
+        assertEquals("sm_75", RuntimeCompiler.target(defaults.architecture("sm_75"), new int[] {90}));
+    }
+
+    // ---------------------------------------------------------------- options and cache (no NVRTC calls)
+
+    @Test
+    void optionsAreImmutableAndGiveNvrtcFlagsInADocumentedOrder() {
+        CompileOptions base = CompileOptions.defaults();
+        CompileOptions o = base.flag("-lineinfo").standard("c++17").fastMath(true).define("N", "4").define("DEBUG").programName("k.cu");
+        assertEquals(List.of("-DN=4", "-DDEBUG", "--use_fast_math", "-std=c++17", "-lineinfo"), o.nvrtcFlags());
+        assertEquals("k.cu", o.programName());
+        assertEquals(List.of(), base.nvrtcFlags(), "the defaults are unchanged");
+        assertEquals(CompileOptions.DEFAULT_PROGRAM_NAME, base.programName());
+        assertEquals(null, o.architecture());
+        assertFalse(o.ptxOnly());
+        assertEquals(Map.of("x.h", "1"), base.header("x.h", "0").header("x.h", "1").headers(), "a header of the same name is replaced");
+        assertThrows(UnsupportedOperationException.class, () -> o.headers().put("y.h", ""));
+        assertNotSame(base, base.fastMath(false));
+    }
+
+    @Test
+    void badOptionsAreRefusedWhenSet() {
+        CompileOptions d = CompileOptions.defaults();
+        for (String bad : new String[] {"sm90", "sm_9", "compute_", "SM_90", "sm_90b", "gfx90a"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> d.architecture(bad), bad);
+            assertTrue(e.getMessage().contains("sm_XY or compute_XY"), e.getMessage());
+        }
+        assertEquals("sm_90a", d.architecture("sm_90a").architecture());
+        assertEquals(null, d.architecture("sm_90").architecture(null).architecture());
+        IllegalArgumentException arch = assertThrows(IllegalArgumentException.class, () -> d.flag("-arch=sm_80"));
+        assertTrue(arch.getMessage().contains("CompileOptions.architecture"), arch.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> d.flag("--gpu-architecture=compute_80"));
+        assertThrows(IllegalArgumentException.class, () -> d.flag(""));
+        assertThrows(IllegalArgumentException.class, () -> d.define("A=1"));
+        assertThrows(IllegalArgumentException.class, () -> d.define("A B"));
+        assertThrows(IllegalArgumentException.class, () -> d.define("", "1"));
+        assertThrows(IllegalArgumentException.class, () -> d.define("A", "1\0"));
+        assertThrows(IllegalArgumentException.class, () -> d.programName(""));
+        assertThrows(IllegalArgumentException.class, () -> d.header("", "x"));
+        assertThrows(IllegalArgumentException.class, () -> d.standard("c++ 17"));
+        assertThrows(NullPointerException.class, () -> d.header("a.h", null));
+        assertThrows(NullPointerException.class, () -> Library.compile(null, d));
+        assertThrows(NullPointerException.class, () -> Library.compile("", null));
+        assertThrows(NullPointerException.class, () -> Library.compile((Handle) null, "", d));
+    }
+
+    @Test
+    void theCacheKeyCoversEveryInputAndOnlyThem() {
+        Map<String, String> headers = Map.of("a.h", "1");
+        String key = RuntimeCompiler.key("11.8", "sm_90", "p.cu", "src", headers, List.of("-DX"));
+        assertEquals(64, key.length(), "SHA-256 in hex");
+        assertEquals(key, RuntimeCompiler.key("11.8", "sm_90", "p.cu", "src", Map.of("a.h", "1"), List.of("-DX")));
+        assertNotEquals(key, RuntimeCompiler.key("12.8", "sm_90", "p.cu", "src", headers, List.of("-DX")));
+        assertNotEquals(key, RuntimeCompiler.key("11.8", "compute_90", "p.cu", "src", headers, List.of("-DX")));
+        assertNotEquals(key, RuntimeCompiler.key("11.8", "sm_90", "q.cu", "src", headers, List.of("-DX")));
+        assertNotEquals(key, RuntimeCompiler.key("11.8", "sm_90", "p.cu", "src2", headers, List.of("-DX")));
+        assertNotEquals(key, RuntimeCompiler.key("11.8", "sm_90", "p.cu", "src", Map.of("a.h", "2"), List.of("-DX")));
+        assertNotEquals(key, RuntimeCompiler.key("11.8", "sm_90", "p.cu", "src", Map.of("b.h", "1"), List.of("-DX")));
+        assertNotEquals(key, RuntimeCompiler.key("11.8", "sm_90", "p.cu", "src", headers, List.of("-DY")));
+        assertNotEquals(key, RuntimeCompiler.key("11.8", "sm_90", "p.cu", "src", headers, List.of("-DX", "-DY")));
+        // Boundaries between inputs are unambiguous: moving text from source to flag changes the key.
+        assertNotEquals(RuntimeCompiler.key("v", "t", "p", "ab", Map.of(), List.of("c")), RuntimeCompiler.key("v", "t", "p", "a", Map.of(), List.of("bc")));
+    }
+
+    @Test
+    void theCacheDropsTheLeastRecentlyUsedBeyondItsLimits() {
+        CompiledImageCache cache = new CompiledImageCache(3, 100);
+        cache.put("a", new byte[10]);
+        cache.put("b", new byte[10]);
+        cache.put("c", new byte[10]);
+        cache.get("a"); // a is now the most recently used
+        cache.put("d", new byte[10]);
+        assertEquals(3, cache.size());
+        assertEquals(null, cache.get("b"), "the least recently used went first");
+        assertArrayEquals(new byte[10], cache.get("a"));
+        cache.get("a"); // order now c, d, a
+        cache.put("e", new byte[90]); // 10 + 10 + 10 + 90 > 100: the oldest go until it fits
+        assertEquals(null, cache.get("c"));
+        assertEquals(null, cache.get("d"));
+        assertTrue(cache.get("a") != null && cache.get("e") != null, "100 bytes fit exactly");
+        assertEquals(2, cache.size());
+        cache.put("huge", new byte[101]);
+        assertEquals(null, cache.get("huge"), "an image over the whole budget is not kept");
+        assertTrue(cache.get("e") != null, "and does not evict others");
+    }
+}

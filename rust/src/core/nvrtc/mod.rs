@@ -1,0 +1,314 @@
+//! Run-time compilation of CUDA C++ with NVRTC, loaded on first use (optional: without libnvrtc
+//! only compilation fails, with an error that lists what was tried and how to install it).
+
+mod api;
+mod program;
+mod target;
+
+pub use program::{Outcome, Request};
+pub use target::{Output, Target};
+
+use crate::core::driver::{library_stem, linker_reason, mapped_path_of};
+use crate::core::error::{CudaFailure, Error, Result};
+use api::NvrtcApi;
+use std::sync::{Mutex, OnceLock};
+
+/// Environment variable naming the libnvrtc file to load (the Java property
+/// `cuhandle.nvrtc.path` takes precedence and is handed over by [`set_path`]).
+pub const NVRTC_PATH_ENV: &str = "CUHANDLE_NVRTC_PATH";
+
+/// Names for the dynamic linker's own search (LD_LIBRARY_PATH, ldconfig cache), newest first:
+/// CUDA 13 and 12 toolkits install `libnvrtc.so.13`/`.12`; Debian's 11.8 package has `.so.11.2`.
+const LINKER_NAMES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "libnvrtc.so.11.2"];
+/// Folders where toolkits put NVRTC without registering it with the dynamic linker.
+const FOLDERS: &[&str] = &["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"];
+
+/// `CUDA_ERROR_FILE_NOT_FOUND`: no libnvrtc file was found.
+const CUDA_ERROR_FILE_NOT_FOUND: i32 = 301;
+/// `CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND`: the file loaded but lacks an NVRTC entry point.
+const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: i32 = 302;
+/// `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`: a libnvrtc file exists but could not be loaded or used.
+const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: i32 = 303;
+const OPERATION: &str = "loading NVRTC (libnvrtc, for run-time compilation)";
+const INSTALL: &str = "install the CUDA toolkit's NVRTC (Debian/Ubuntu: nvidia-cuda-toolkit; NVIDIA's repositories: cuda-nvrtc-12-x or cuda-nvrtc-13-x) or set -Dcuhandle.nvrtc.path=/path/to/libnvrtc.so (or CUHANDLE_NVRTC_PATH)";
+
+/// The loaded NVRTC with its resolved entry points.
+pub struct Nvrtc {
+    api: NvrtcApi,
+    /// The file that was loaded (as the dynamic linker mapped it, when that can be read).
+    pub path: String,
+    /// `nvrtcVersion`, e.g. (11, 8).
+    pub version: (i32, i32),
+    /// `nvrtcGetSupportedArchs`, ascending: 10 * major + minor, e.g. 90 for sm_90.
+    pub architectures: Vec<i32>,
+    // Never unloaded: the function pointers in `api` point into it.
+    _library: libloading::Library,
+}
+
+static CONFIGURED_PATH: Mutex<Option<String>> = Mutex::new(None);
+static LOADED: OnceLock<std::result::Result<Nvrtc, CudaFailure>> = OnceLock::new();
+/// Compilations run one at a time: NVRTC documents concurrent use of distinct programs only from
+/// CUDA 12 on, and cuhandle also accepts 11.x. Compiling is rare (the Java side caches images).
+static COMPILING: Mutex<()> = Mutex::new(());
+
+/// Sets the libnvrtc file to load. Only effective before the first NVRTC use.
+pub fn set_path(path: Option<String>) {
+    if let Ok(mut p) = CONFIGURED_PATH.lock() {
+        *p = path.filter(|s| !s.is_empty());
+    }
+}
+
+fn configured_path() -> Option<String> {
+    let from_property = CONFIGURED_PATH.lock().ok().and_then(|p| p.clone());
+    from_property.or_else(|| std::env::var(NVRTC_PATH_ENV).ok().filter(|s| !s.is_empty()))
+}
+
+/// NVRTC, loaded on first use; the outcome (either way) is kept for the process.
+pub fn loaded() -> Result<&'static Nvrtc> {
+    LOADED
+        .get_or_init(|| {
+            let candidates = match configured_path() {
+                Some(p) => vec![p],
+                None => default_candidates(),
+            };
+            load_from(&candidates)
+        })
+        .as_ref()
+        .map_err(|f| Error::Cuda(f.clone()))
+}
+
+/// The linker names, then every `libnvrtc.so*` (not the builtins) in the usual folders, CUDA
+/// installations newest first (`/usr/local/cuda-13.0` before `/usr/local/cuda-12.4`).
+fn default_candidates() -> Vec<String> {
+    let mut folders: Vec<String> = vec![FOLDERS[0].to_string()];
+    let mut versioned: Vec<String> = std::fs::read_dir("/usr/local")
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with("cuda-1"))
+                .map(|n| format!("/usr/local/{n}/lib64"))
+                .collect()
+        })
+        .unwrap_or_default();
+    versioned.sort_by_key(|f| std::cmp::Reverse(version_key(f)));
+    folders.extend(versioned);
+    folders.extend(FOLDERS[1..].iter().map(|s| s.to_string()));
+    let mut candidates: Vec<String> = LINKER_NAMES.iter().map(|s| s.to_string()).collect();
+    for folder in folders {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        let mut files: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with("libnvrtc.so"))
+            .map(|n| format!("{folder}/{n}"))
+            .collect();
+        files.sort_by_key(|f| std::cmp::Reverse(version_key(f)));
+        candidates.extend(files);
+    }
+    candidates
+}
+
+/// (13, 0) for "/usr/local/cuda-13.0/lib64", (11, 8, 89) for ".../libnvrtc.so.11.8.89": the
+/// numbers of a name in order, for sorting newest first.
+fn version_key(name: &str) -> Vec<u32> {
+    name.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).filter_map(|s| s.parse().ok()).collect()
+}
+
+fn load_from(candidates: &[String]) -> std::result::Result<Nvrtc, CudaFailure> {
+    let fail = |code: i32, message: String| CudaFailure { code, operation: OPERATION.to_string(), message };
+    let mut absent = Vec::new();
+    let mut refused = Vec::new();
+    for candidate in candidates {
+        // SAFETY: loading libnvrtc runs its initialisers, which are designed to run in any process.
+        match unsafe { libloading::Library::new(candidate) } {
+            Ok(library) => return finish_load(library, candidate).map_err(|(code, message)| fail(code, message)),
+            Err(e) => {
+                let reason = linker_reason(&e);
+                let exists = if candidate.contains('/') { std::path::Path::new(candidate).exists() } else { !reason.contains("No such file or directory") };
+                if exists {
+                    refused.push(format!("{candidate}: {reason}"));
+                } else {
+                    absent.push(candidate.clone());
+                }
+            }
+        }
+    }
+    if !refused.is_empty() {
+        return Err(fail(
+            CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
+            format!(
+                "libnvrtc exists but could not be loaded: {}{}. To compile CUDA source at run time, {INSTALL}",
+                refused.join("; "),
+                if absent.is_empty() { String::new() } else { format!("; also tried: {}", absent.join(", ")) }
+            ),
+        ));
+    }
+    Err(fail(
+        CUDA_ERROR_FILE_NOT_FOUND,
+        format!("NVRTC (libnvrtc) was not found; tried: {}. To compile CUDA source at run time, {INSTALL}", absent.join(", ")),
+    ))
+}
+
+fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Result<Nvrtc, (i32, String)> {
+    let path = mapped_path_of(&library_stem(candidate)).unwrap_or_else(|| candidate.to_string());
+    let api = NvrtcApi::resolve(&library).map_err(|symbol| {
+        (
+            CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND,
+            format!("{path} lacks the NVRTC entry point {symbol}: it is not NVRTC, or one older than CUDA 11.2 (cuhandle needs 11.2 or newer)"),
+        )
+    })?;
+    let (mut major, mut minor, mut count) = (0, 0, 0);
+    // SAFETY: out-pointers are valid locals; these calls need no other NVRTC state.
+    let rc = unsafe { ((api.nvrtcVersion)(&mut major, &mut minor), (api.nvrtcGetNumSupportedArchs)(&mut count)) };
+    if rc != (api::NVRTC_SUCCESS, api::NVRTC_SUCCESS) || count <= 0 {
+        return Err((CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, format!("{path}: nvrtcVersion/nvrtcGetNumSupportedArchs failed ({rc:?}, {count} architectures)")));
+    }
+    let mut architectures = vec![0; count as usize];
+    // SAFETY: the array holds the `count` entries NVRTC just announced.
+    let rc = unsafe { (api.nvrtcGetSupportedArchs)(architectures.as_mut_ptr()) };
+    if rc != api::NVRTC_SUCCESS {
+        return Err((CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, format!("{path}: nvrtcGetSupportedArchs failed with nvrtcResult {rc}")));
+    }
+    architectures.sort_unstable();
+    log::debug!("loaded NVRTC {major}.{minor} from {path}; architectures {architectures:?}");
+    Ok(Nvrtc { api, path, version: (major, minor), architectures, _library: library })
+}
+
+impl Nvrtc {
+    /// "11.8".
+    pub fn version_string(&self) -> String {
+        format!("{}.{}", self.version.0, self.version.1)
+    }
+
+    /// The architecture to compile for: `architecture` when the caller names one (it must be one
+    /// this NVRTC supports), else the one for devices of `capabilities` (see
+    /// [`target::for_devices`]).
+    pub fn target(&self, architecture: Option<&str>, capabilities: &[i32], ptx: bool) -> Result<Target> {
+        match architecture {
+            Some(name) => target::explicit(name, &self.architectures, &self.version_string()),
+            None => target::for_devices(capabilities, &self.architectures, ptx, &self.version_string()),
+        }
+    }
+
+    /// Compiles `request` for `target`; one compilation at a time in the process.
+    pub fn compile(&self, request: &Request, target: &Target) -> Result<Outcome> {
+        let _one_at_a_time = COMPILING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let outcome = program::compile(&self.api, request, target)?;
+        if let Outcome::Compiled { log, .. } = &outcome {
+            if !log.is_empty() {
+                log::info!("NVRTC compiled {} for {} with messages:\n{log}", request.program_name, target.name());
+            }
+        }
+        Ok(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This machine's NVRTC, or None (then the tests that need it say so and pass: NVRTC is
+    /// optional; CI's machines have Debian's 11.8).
+    fn nvrtc() -> Option<&'static Nvrtc> {
+        match loaded() {
+            Ok(n) => Some(n),
+            Err(e) => {
+                eprintln!("NVRTC-dependent test skipped: {e}");
+                None
+            }
+        }
+    }
+
+    const SAXPY: &str = r#"
+#include "scale.h"
+extern "C" __global__ void KERNEL_NAME(float a, const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = SCALE * a * x[i] + y[i];
+}
+"#;
+
+    fn request(options: &[&str]) -> Request {
+        Request {
+            source: SAXPY.to_string(),
+            program_name: "saxpy.cu".to_string(),
+            headers: vec![("scale.h".to_string(), "#define SCALE 3.0f\n".to_string())],
+            options: options.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_missing_nvrtc_is_an_error_listing_the_paths_and_how_to_install() {
+        let err = Error::Cuda(load_from(&["/nonexistent/libnvrtc.so".to_string(), "libnvrtc-not-here.so.99".to_string()]).err().expect("absent"));
+        assert_eq!(err.cuda_code(), Some(CUDA_ERROR_FILE_NOT_FOUND));
+        let text = err.to_string();
+        assert!(text.contains("/nonexistent/libnvrtc.so") && text.contains("libnvrtc-not-here.so.99"), "{text}");
+        assert!(text.contains("nvidia-cuda-toolkit") && text.contains("-Dcuhandle.nvrtc.path"), "{text}");
+    }
+
+    #[test]
+    fn a_library_that_is_not_nvrtc_is_refused_by_name_of_the_missing_symbol() {
+        let libc = mapped_path_of("libc.so").expect("libc is mapped");
+        let err = load_from(&[libc]).err().expect("libc is no NVRTC");
+        assert_eq!(err.code, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND);
+        assert!(err.message.contains("lacks the NVRTC entry point nvrtcVersion"), "{}", err.message);
+    }
+
+    #[test]
+    fn default_candidates_try_the_linker_names_first_newest_first() {
+        let c = default_candidates();
+        assert_eq!(&c[..4], LINKER_NAMES);
+        assert!(c.iter().all(|p| !p.contains("builtins")), "libnvrtc-builtins is no NVRTC: {c:?}");
+        assert!(version_key("/usr/local/cuda-13.0/lib64") > version_key("/usr/local/cuda-12.9/lib64"));
+        assert!(version_key("/usr/local/cuda-12.10/lib64") > version_key("/usr/local/cuda-12.9/lib64"));
+    }
+
+    #[test]
+    fn a_kernel_compiles_to_ptx_with_defines_and_headers_applied() {
+        let Some(nvrtc) = nvrtc() else { return };
+        let target = nvrtc.target(Some("compute_70"), &[], false).expect("compute_70");
+        let Outcome::Compiled { image, .. } = nvrtc.compile(&request(&["-DKERNEL_NAME=saxpy_from_define"]), &target).expect("compile") else {
+            panic!("the kernel did not compile")
+        };
+        let ptx = String::from_utf8(image).expect("PTX is text");
+        assert!(ptx.contains(".target sm_70"), "{ptx}");
+        assert!(ptx.contains(".entry saxpy_from_define("), "{ptx}");
+        // SCALE from the header: 3.0f is 0f40400000 in PTX.
+        assert!(ptx.contains("0f40400000"), "{ptx}");
+        assert!(!ptx.ends_with('\0'));
+    }
+
+    #[test]
+    fn a_kernel_compiles_to_a_cubin_for_sm_70() {
+        let Some(nvrtc) = nvrtc() else { return };
+        let target = nvrtc.target(Some("sm_70"), &[], false).expect("sm_70");
+        let Outcome::Compiled { image, .. } = nvrtc.compile(&request(&["-DKERNEL_NAME=k"]), &target).expect("compile") else {
+            panic!("the kernel did not compile")
+        };
+        assert!(image.starts_with(b"\x7fELF"), "a cubin is an ELF file");
+        crate::core::image::check(&image).expect("a well-formed cubin");
+    }
+
+    #[test]
+    fn a_compile_error_keeps_the_log_with_the_line_number() {
+        let Some(nvrtc) = nvrtc() else { return };
+        let target = nvrtc.target(Some("compute_70"), &[], false).expect("compute_70");
+        // Line 5 of saxpy.cu (the source starts with a newline) uses an undeclared name.
+        let mut broken = request(&["-DKERNEL_NAME=k"]);
+        broken.source = broken.source.replace("SCALE * a", "SCALE * undefined_thing * a");
+        match nvrtc.compile(&broken, &target).expect("NVRTC ran") {
+            Outcome::Failed { log } => {
+                assert!(log.contains("saxpy.cu(5)"), "{log}");
+                assert!(log.contains("undefined_thing"), "{log}");
+            }
+            Outcome::Compiled { .. } => panic!("an undefined identifier compiled"),
+        }
+    }
+
+    #[test]
+    fn an_unknown_option_is_an_invalid_argument() {
+        let Some(nvrtc) = nvrtc() else { return };
+        let target = nvrtc.target(Some("compute_70"), &[], false).expect("compute_70");
+        let err = nvrtc.compile(&request(&["-DKERNEL_NAME=k", "--no-such-nvrtc-option"]), &target).expect_err("refused");
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert!(err.to_string().contains("--no-such-nvrtc-option"), "{err}");
+    }
+}
