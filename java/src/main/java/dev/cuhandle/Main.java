@@ -34,6 +34,16 @@ public final class Main {
         System.exit(1);
     }
 
+    /** Which NVRTC Library.compile would use, or why there is none (it is optional: not a health problem). */
+    private static String nvrtc() {
+        try {
+            String[] n = RuntimeCompiler.nvrtc();
+            return "NVRTC " + n[0] + " at " + n[1] + " (Library.compile works)";
+        } catch (CudaException e) {
+            return "none, so Library.compile is unavailable (everything else works): " + e.getMessage();
+        }
+    }
+
     /** Prints the report and runs the self-test; returns null when healthy, else the reason. */
     static String run() {
         Package p = Main.class.getPackage();
@@ -54,6 +64,7 @@ public final class Main {
             if (!missing.isEmpty()) {
                 System.out.println("  driver lacks:   " + missing + " (optional entry points; the features that need them are off)");
             }
+            System.out.println("  nvrtc:          " + nvrtc());
         } catch (CudaException e) {
             System.out.println("  driver:         not usable: " + e.getMessage());
             return e.getMessage();
