@@ -1,5 +1,6 @@
 //! The pure-Rust core: no JNI types here, so `cargo test` exercises it directly.
 
+pub mod configured_path;
 pub mod context;
 pub mod device;
 pub mod driver;

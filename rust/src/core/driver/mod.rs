@@ -4,12 +4,13 @@ mod api;
 
 pub use api::{CuResult, DriverApi};
 
-use crate::core::error::{Error, Result, CUDA_ERROR_NOT_SUPPORTED};
+use crate::core::configured_path::ConfiguredPath;
+use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_NOT_SUPPORTED};
 
 /// `CUDA_ERROR_NOT_INITIALIZED`.
 const CUDA_ERROR_NOT_INITIALIZED: i32 = 3;
 use std::ffi::CStr;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// Environment variable naming the libcuda file to load (the Java property
 /// `cuhandle.driver.path` takes precedence and is handed over by [`set_driver_path`]).
@@ -40,39 +41,18 @@ pub struct Driver {
     _library: libloading::Library,
 }
 
-static CONFIGURED_PATH: Mutex<Option<String>> = Mutex::new(None);
-static LOADED: OnceLock<std::result::Result<Driver, Error2>> = OnceLock::new();
-static INITIALISED: OnceLock<std::result::Result<(), Error2>> = OnceLock::new();
-
-/// `Error` is not `Clone` (it need not be); the cached outcome keeps the parts and rebuilds it.
-#[derive(Clone)]
-struct Error2 {
-    code: i32,
-    operation: String,
-    message: String,
-}
-
-impl Error2 {
-    fn to_error(&self) -> Error {
-        Error::cuda(self.code, self.operation.clone(), self.message.clone())
-    }
-}
+static CONFIGURED_PATH: ConfiguredPath = ConfiguredPath::new(DRIVER_PATH_ENV);
+static LOADED: OnceLock<std::result::Result<Driver, CudaFailure>> = OnceLock::new();
+static INITIALISED: OnceLock<std::result::Result<(), CudaFailure>> = OnceLock::new();
 
 /// Sets the libcuda file to load. Only effective before the first driver use.
 pub fn set_driver_path(path: Option<String>) {
-    if let Ok(mut p) = CONFIGURED_PATH.lock() {
-        *p = path.filter(|s| !s.is_empty());
-    }
-}
-
-fn configured_path() -> Option<String> {
-    let from_property = CONFIGURED_PATH.lock().ok().and_then(|p| p.clone());
-    from_property.or_else(|| std::env::var(DRIVER_PATH_ENV).ok().filter(|s| !s.is_empty()))
+    CONFIGURED_PATH.set(path);
 }
 
 /// The driver library, loaded on first use. Does not call `cuInit`.
 pub fn loaded() -> Result<&'static Driver> {
-    LOADED.get_or_init(load).as_ref().map_err(Error2::to_error)
+    LOADED.get_or_init(load).as_ref().map_err(|f| Error::Cuda(f.clone()))
 }
 
 /// The driver library after a successful `cuInit(0)`; every CUDA operation goes through this.
@@ -83,17 +63,17 @@ pub fn initialised() -> Result<&'static Driver> {
             // SAFETY: cuInit takes a flags word (must be 0) and may be called from any thread.
             let rc = unsafe { (driver.api.cuInit)(0) };
             driver.check(rc, "cuInit").map_err(|e| match e {
-                Error::Cuda(f) => Error2 { code: f.code, operation: f.operation, message: f.message },
-                other => Error2 { code: CUDA_ERROR_NOT_INITIALIZED, operation: "cuInit".into(), message: other.to_string() },
+                Error::Cuda(f) => f,
+                other => CudaFailure { code: CUDA_ERROR_NOT_INITIALIZED, operation: "cuInit".into(), message: other.to_string() },
             })
         })
         .as_ref()
-        .map_err(Error2::to_error)?;
+        .map_err(|f| Error::Cuda(f.clone()))?;
     Ok(driver)
 }
 
-fn load() -> std::result::Result<Driver, Error2> {
-    let candidates: Vec<String> = match configured_path() {
+fn load() -> std::result::Result<Driver, CudaFailure> {
+    let candidates: Vec<String> = match CONFIGURED_PATH.get() {
         Some(p) => vec![p],
         None => DEFAULT_CANDIDATES.iter().map(|s| s.to_string()).collect(),
     };
@@ -107,8 +87,8 @@ const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: i32 = 302;
 /// `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`: a libcuda file exists but the dynamic linker refused it.
 const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: i32 = 303;
 
-fn load_from(candidates: &[String]) -> std::result::Result<Driver, Error2> {
-    let fail = |code: i32, message: String| Error2 { code, operation: "loading the CUDA driver library".into(), message };
+fn load_from(candidates: &[String]) -> std::result::Result<Driver, CudaFailure> {
+    let fail = |code: i32, message: String| CudaFailure { code, operation: "loading the CUDA driver library".into(), message };
     let mut absent = Vec::new();
     let mut refused = Vec::new();
     for candidate in candidates {
@@ -257,7 +237,7 @@ mod tests {
     #[test]
     fn a_missing_driver_is_an_error_listing_every_path_tried() {
         let candidates = vec!["/nonexistent/libcuda.so.1".to_string(), "/also/not/here/libcuda.so".to_string()];
-        let err = load_from(&candidates).err().expect("loading a nonexistent file must fail").to_error();
+        let err = load_from(&candidates).err().map(Error::Cuda).expect("loading a nonexistent file must fail");
         assert_eq!(err.cuda_code(), Some(CUDA_ERROR_FILE_NOT_FOUND));
         let text = err.to_string();
         assert!(text.contains("/nonexistent/libcuda.so.1") && text.contains("/also/not/here/libcuda.so"), "{text}");
@@ -268,7 +248,7 @@ mod tests {
     fn a_library_that_is_not_a_driver_is_refused_by_name_of_the_missing_symbol() {
         // libc loads fine but exports no cuInit.
         let libc = mapped_path_of("libc.so").expect("libc is mapped");
-        let err = load_from(&[libc]).err().expect("libc is no driver").to_error().to_string();
+        let err = load_from(&[libc]).err().map(Error::Cuda).expect("libc is no driver").to_string();
         assert!(err.contains("lacks the driver entry point cuInit"), "{err}");
     }
 
@@ -278,7 +258,7 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let bogus = dir.join("libcuda.so.1");
         std::fs::write(&bogus, b"not an ELF file").expect("write");
-        let err = load_from(&[bogus.display().to_string(), "/nonexistent/libcuda.so.1".to_string()]).err().expect("refused").to_error();
+        let err = load_from(&[bogus.display().to_string(), "/nonexistent/libcuda.so.1".to_string()]).err().map(Error::Cuda).expect("refused");
         std::fs::remove_dir_all(&dir).ok();
         assert_eq!(err.cuda_code(), Some(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED));
         let text = err.to_string();

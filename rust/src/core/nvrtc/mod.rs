@@ -9,6 +9,7 @@ pub use program::{Outcome, Request};
 pub use target::{Output, Target};
 
 use crate::core::driver::{library_stem, linker_reason, mapped_path_of};
+use crate::core::configured_path::ConfiguredPath;
 use crate::core::error::{CudaFailure, Error, Result};
 use api::NvrtcApi;
 use std::sync::{Mutex, OnceLock};
@@ -45,7 +46,7 @@ pub struct Nvrtc {
     _library: libloading::Library,
 }
 
-static CONFIGURED_PATH: Mutex<Option<String>> = Mutex::new(None);
+static CONFIGURED_PATH: ConfiguredPath = ConfiguredPath::new(NVRTC_PATH_ENV);
 static LOADED: OnceLock<std::result::Result<Nvrtc, CudaFailure>> = OnceLock::new();
 /// Compilations run one at a time: NVRTC documents concurrent use of distinct programs only from
 /// CUDA 12 on, and cuhandle also accepts 11.x. Compiling is rare (the Java side caches images).
@@ -53,21 +54,14 @@ static COMPILING: Mutex<()> = Mutex::new(());
 
 /// Sets the libnvrtc file to load. Only effective before the first NVRTC use.
 pub fn set_path(path: Option<String>) {
-    if let Ok(mut p) = CONFIGURED_PATH.lock() {
-        *p = path.filter(|s| !s.is_empty());
-    }
-}
-
-fn configured_path() -> Option<String> {
-    let from_property = CONFIGURED_PATH.lock().ok().and_then(|p| p.clone());
-    from_property.or_else(|| std::env::var(NVRTC_PATH_ENV).ok().filter(|s| !s.is_empty()))
+    CONFIGURED_PATH.set(path);
 }
 
 /// NVRTC, loaded on first use; the outcome (either way) is kept for the process.
 pub fn loaded() -> Result<&'static Nvrtc> {
     LOADED
         .get_or_init(|| {
-            let candidates = match configured_path() {
+            let candidates = match CONFIGURED_PATH.get() {
                 Some(p) => vec![p],
                 None => default_candidates(),
             };
