@@ -62,11 +62,6 @@ impl DeviceMemory {
         &self.ctx
     }
 
-    /// Drops the record without freeing (the context already took the memory with it).
-    pub fn forget(mut self) {
-        self.owned = false;
-    }
-
     /// Fails unless `[offset, offset + len)` lies inside the allocation.
     pub fn check_range(&self, offset: usize, len: usize) -> Result<CUdeviceptr> {
         address_of_range(self.ptr, self.bytes, offset, len)

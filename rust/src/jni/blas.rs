@@ -2,25 +2,13 @@
 
 use crate::core::kernels;
 use crate::jni::throw::entry;
-use jni::sys::{jbyteArray, jclass, jsize};
+use jni::sys::{jbyteArray, jclass};
 use jni::EnvUnowned;
 
 /// The embedded fatbin, for the self-test and for users who launch the built-in kernels directly.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_builtinFatbin<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jbyteArray {
-    entry!(env, |e| {
-        let raw = e.get_raw();
-        let bytes = kernels::FATBIN;
-        // SAFETY: this thread's env; the region write stays within the new array.
-        unsafe {
-            let array = ((**raw).v1_1.NewByteArray)(raw, bytes.len() as jsize);
-            if array.is_null() {
-                return Err(jni::errors::Error::JavaException.into());
-            }
-            ((**raw).v1_1.SetByteArrayRegion)(raw, array, 0, bytes.len() as jsize, bytes.as_ptr().cast());
-            Ok(array)
-        }
-    })
+    entry!(env, |e| crate::jni::java_arrays::new_bytes(e.get_raw(), kernels::FATBIN))
 }
 
 use crate::core::blas::{self, Op, Precision, ResultTarget, Vector};

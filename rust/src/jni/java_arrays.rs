@@ -2,13 +2,9 @@
 //! arguments read into Rust values, and a new `byte[]` (copies: nothing is pinned).
 
 use crate::core::error::Error;
-use crate::jni::raw::convert;
-use crate::jni::throw::{Failure, JniResult};
+use crate::jni::raw::convert::{self, pending};
+use crate::jni::throw::JniResult;
 use jni::sys::{jbyteArray, jintArray, jobjectArray, jsize, JNIEnv};
-
-fn pending() -> Failure {
-    Failure::Jni(jni::errors::Error::JavaException)
-}
 
 /// The strings of a `String[]`; a null element is an invalid argument naming `what`.
 pub fn strings(env: *mut JNIEnv, array: jobjectArray, what: &str) -> JniResult<Vec<String>> {

@@ -143,7 +143,8 @@ pub mod convert {
     use jni::sys::{jbyteArray, jlong, jobject, jobjectArray, jsize, jstring, JNIEnv};
     use std::ffi::{CStr, CString};
 
-    fn pending() -> Failure {
+    /// The failure for a JNI call that returned NULL: a Java exception is pending.
+    pub fn pending() -> Failure {
         Failure::Jni(jni::errors::Error::JavaException)
     }
 

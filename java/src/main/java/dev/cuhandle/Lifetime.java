@@ -19,15 +19,6 @@ final class Lifetime {
         }
     }
 
-    /** Like {@link #enter} but returns false instead of throwing. */
-    boolean tryEnter() {
-        if ((state.getAndIncrement() & CLOSED) != 0) {
-            state.getAndDecrement();
-            return false;
-        }
-        return true;
-    }
-
     void exit() {
         state.getAndDecrement();
     }

@@ -44,6 +44,6 @@ class LifetimeTest {
         assertFalse(life.close(), "the second close does nothing");
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> life.enter("Handle"));
         assertTrue(e.getMessage().contains("Handle is closed"));
-        assertFalse(life.tryEnter());
+        assertTrue(life.isClosed(), "a refused enter leaves the object closed");
     }
 }
