@@ -218,6 +218,33 @@ static void scenario_user_context_destroyed(CUdevice dev) {
   observe("user_context_destroyed.destroy_status", fmt("%d", (int)st));
 }
 
+// Why cuhandle validates a context by its id before activating it: what the driver itself says about
+// a destroyed context (no cuBLAS involved).
+static void scenario_destroyed_context_driver(CUdevice dev) {
+#if CUDA_VERSION < 12000
+  (void)dev;
+  printf("SKIP destroyed_context_driver: cuCtxGetId needs CUDA 12.0 headers\n");
+#else
+  CUcontext user;
+  create_user_context(&user, dev);
+  unsigned long long id = 0;
+  cuCtxGetId(user, &id);
+  cuCtxPopCurrent(nullptr);
+  cuCtxDestroy(user);
+  unsigned long long after = 0;
+  CUresult get_id = cuCtxGetId(user, &after);
+  check("destroyed_context_driver.get_id", get_id == CUDA_ERROR_CONTEXT_IS_DESTROYED, cu_name(get_id),
+        "CUDA_ERROR_CONTEXT_IS_DESTROYED: the id check detects a destroyed context");
+  CUresult push = cuCtxPushCurrent(user);
+  observe("destroyed_context_driver.push_destroyed", fmt("%s (FIGURES.md: CUDA_SUCCESS, and the process crashes later)", cu_name(push)));
+  printf("OBSERVE destroyed_context_driver.allocating: cuMemAlloc with the destroyed context pushed\n");
+  fflush(stdout);
+  CUdeviceptr p = 0;
+  CUresult alloc = cuMemAlloc(&p, 4096);
+  observe("destroyed_context_driver.alloc_after_push", cu_name(alloc));
+#endif
+}
+
 // cudaDeviceReset (measured in FIGURES.md: sscal reports success, cublasDestroy segfaults) and the driver's
 // cuDevicePrimaryCtxReset under a handle of the primary context.
 static void scenario_reset(CUdevice dev, bool runtime_reset) {
@@ -344,6 +371,7 @@ static const Scenario SCENARIOS[] = {
     {"create_nothing_current", scenario_create_nothing_current},
     {"other_thread", scenario_other_thread},
     {"foreign_context", scenario_foreign_context},
+    {"destroyed_context_driver", scenario_destroyed_context_driver},
     {"user_context_destroyed", scenario_user_context_destroyed},
     {"device_reset", reset_runtime},
     {"primary_ctx_reset", reset_primary},
