@@ -229,7 +229,8 @@ static void scenario_destroyed_context_driver(CUdevice dev) {
   create_user_context(&user, dev);
   unsigned long long id = 0;
   cuCtxGetId(user, &id);
-  cuCtxPopCurrent(nullptr);
+  CUcontext popped;
+  cuCtxPopCurrent(&popped);
   cuCtxDestroy(user);
   unsigned long long after = 0;
   CUresult get_id = cuCtxGetId(user, &after);
