@@ -199,9 +199,20 @@ public final class RuntimeContextChild {
             DeviceBuffer buffer = stale.upload(randomFloats(random));
             addOne(stale, lib, buffer);
             stale.synchronize();
+            // A user context on the same device, with a handle (what cudaDeviceReset does to it is observed, not claimed).
+            CUcontext user = new CUcontext();
+            JCudaDriver.cuCtxCreate(user, 0, DEVICE);
+            JCudaDriver.cuCtxPopCurrent(new CUcontext());
+            Handle onUser = Handle.wrap(raw(user));
 
             JCuda.cudaDeviceReset();
             observe("after cudaDeviceReset: primary active " + primaryActive() + ", current " + hex(currentContext()));
+            String userAfterReset = userHandleWorks(onUser, lib, random);
+            observe("a user-context handle after cudaDeviceReset: " + userAfterReset);
+            onUser.close();
+            if (userAfterReset.equals("works")) {
+                JCudaDriver.cuCtxDestroy(user); // else it may be gone: never hand the driver a destroyed context
+            }
             check(!primaryActive(), "cudaDeviceReset destroys the primary context although cuhandle still retains it");
             try {
                 stale.synchronize();
@@ -250,6 +261,24 @@ public final class RuntimeContextChild {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** "works" if an add-one round trip on the handle gives the CPU's result, else what went wrong. */
+    private static String userHandleWorks(Handle h, Library lib, Random random) {
+        float[] x = randomFloats(random);
+        try (DeviceBuffer b = h.upload(x)) {
+            addOne(h, lib, b);
+            float[] out = new float[N];
+            b.download(out);
+            for (int i = 0; i < N; i++) {
+                if (Float.floatToRawIntBits(x[i] + 1f) != Float.floatToRawIntBits(out[i])) {
+                    return "wrong result at element " + i;
+                }
+            }
+            return "works";
+        } catch (RuntimeException e) {
+            return "failed: " + e;
+        }
+    }
 
     private static void addOne(Handle h, Library lib, DeviceBuffer b) {
         h.launch(lib.kernel("cuh_test_add_one"), Dim3.of((N + 255) / 256), Dim3.of(256), 0, b, N);
