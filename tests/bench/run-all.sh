@@ -2,7 +2,9 @@
 # Runs on the GPU host from inside a bundle made by scripts/gpu-bundle.sh: the self-test, the GPU
 # test suite, the C baselines (FIGURES.md's anchors.cu and the cuBLAS BLAS harness, compiled here
 # with the host's nvcc) and cuhandle's benchmarks, all in one run so that ratios are comparable.
-# Writes its logs to ${OUT:-./out}. Usage: run-all.sh [tests|bench|all]
+# Writes its logs to ${OUT:-./out}. Usage: run-all.sh [tests|bench|proof|all]
+# `proof` (also part of `all`) compiles and runs tests/handles-proof/cublas_behaviour.cu, the evidence for
+# docs/handles.md's cuBLAS column: CHECK/OBSERVE lines in $OUT/proof.log, exit status on the last line.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -13,6 +15,17 @@ nvidia-smi -L 2>&1 | tee "$out/main.log"
 if [ "$what" != bench ]; then
   timeout "${TESTS_TIMEOUT:-300}" "$here/run-tests" >"$out/tests.log" 2>&1; echo "run-tests exit $?" >>"$out/tests.log"
   grep -E "tests (successful|failed|skipped|aborted)|containers failed|\[X\]|run-tests exit" "$out/tests.log"
+fi
+if [ "$what" = proof ] || [ "$what" = all ]; then
+  (
+    cd "$here/handles-proof" || exit 1
+    nvcc -O2 -std=c++17 -arch=sm_90 cublas_behaviour.cu -o cublas_behaviour -lcublas -lcuda 2>&1 | grep -v deprecated | tail -3
+    timeout 300 ./cublas_behaviour; echo "cublas_behaviour exit $?"
+  ) >"$out/proof.log" 2>&1
+  grep -E "^(CHECK|OBSERVE|SKIP|DONE)|exit" "$out/proof.log"
+fi
+if [ "$what" = proof ]; then
+  exit 0
 fi
 if [ "$what" != tests ]; then
   cd "$here/bench" || exit 1
