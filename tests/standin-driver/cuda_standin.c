@@ -230,10 +230,12 @@ static int driver_version(void) { return env_int("CUHANDLE_STANDIN_VERSION", 120
             return NOT_INITIALIZED; \
         }                           \
     } while (0)
-#define RETURN(rc)   \
-    do {             \
-        UNLOCK();    \
-        return (rc); \
+/* The result is computed before the unlock: RETURN(f(...)) runs f under the lock. */
+#define RETURN(rc)                 \
+    do {                           \
+        CUresult result_ = (rc);   \
+        UNLOCK();                  \
+        return result_;            \
     } while (0)
 
 static int ctx_dead(const Ctx *c) { return !c->active; }
