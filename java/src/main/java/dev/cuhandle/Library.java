@@ -159,7 +159,9 @@ public final class Library implements AutoCloseable {
      *
      * <p><b>Caching:</b> the compiled image of identical inputs (source, headers, options, architecture and NVRTC
      * version) is kept in a bounded in-process cache and reused without calling NVRTC again; every call still
-     * loads and returns a new {@code Library}, which the caller closes independently of any other.
+     * loads and returns a new {@code Library}, which the caller closes independently of any other. With
+     * {@code -Dcuhandle.compileCache=disk} (the user's cache folder) or {@code -Dcuhandle.compileCache.dir=<folder>}
+     * images are also kept on disk and reused by later processes.
      *
      * <p><b>Threads:</b> callable from any thread. NVRTC compilations run one at a time in the process (older
      * NVRTC releases do not document concurrent use); cache hits and library loads do not wait for them. Two
