@@ -554,12 +554,12 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
     case 7: v = 65535; break;      /* MAX_GRID_DIM_Z */
     case 8: v = 49152; break;      /* MAX_SHARED_MEMORY_PER_BLOCK */
     case 16: v = 132; break;       /* MULTIPROCESSOR_COUNT */
-    case 75: v = 9; break;         /* COMPUTE_CAPABILITY_MAJOR */
-    case 76: v = 0; break;         /* COMPUTE_CAPABILITY_MINOR */
-    case 95: v = 1; break;         /* COOPERATIVE_LAUNCH */
+    case 75: v = env_int("CUHANDLE_STANDIN_CC", 90) / 10; break; /* COMPUTE_CAPABILITY_MAJOR */
+    case 76: v = env_int("CUHANDLE_STANDIN_CC", 90) % 10; break; /* COMPUTE_CAPABILITY_MINOR */
+    case 95: v = env_int("CUHANDLE_STANDIN_COOPERATIVE", 1); break; /* COOPERATIVE_LAUNCH */
     case 97: v = 232448; break;    /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
     case 115: v = 1; break;        /* MEMORY_POOLS_SUPPORTED */
-    case 120: v = 1; break;        /* CLUSTER_LAUNCH */
+    case 120: v = env_int("CUHANDLE_STANDIN_CC", 90) >= 90; break; /* CLUSTER_LAUNCH */
     default: v = 0;
     }
     *pi = v;
