@@ -37,8 +37,9 @@ if [ "$what" != tests ]; then
     timeout 90 "$here/run-class" dev.cuhandle.bench.HandleBenchmark
     timeout 60 "$here/run-class" dev.cuhandle.LaunchBenchmark
     timeout 120 "$here/run-class" dev.cuhandle.bench.BlasBenchmark
+    timeout 120 "$here/run-class" dev.cuhandle.bench.CompileBenchmark
   } >"$out/cuhandle.csv" 2>&1
   python3 "$here/bench/report.py" "$out/cuhandle.csv" "$out/cublas.csv" "$out/blas-report.csv" "$out/blas.png" >"$out/report.txt" 2>&1
   cat "$out/report.txt"
-  grep -E "launch|create|call_ns|activation|latency" "$out/cuhandle.csv" "$out/anchors.txt" | head -40
+  grep -E "launch|create|call_ns|activation|latency|compile" "$out/cuhandle.csv" "$out/anchors.txt" | head -40
 fi

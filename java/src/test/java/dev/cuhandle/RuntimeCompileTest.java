@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Run-time compilation without a GPU: NVRTC compiles to PTX and cubins, defines and headers take effect,
@@ -148,6 +149,56 @@ class RuntimeCompileTest {
         RuntimeCompiler.image(source, options.programName("x.cu"), "compute_75");
         RuntimeCompiler.image(source, options.architecture("compute_80"), "compute_80");
         assertEquals(before + 7, RuntimeCompiler.compileCount());
+    }
+
+    @Test
+    void theDiskCacheServesAnotherProcessAndSurvivesDamage(@TempDir Path dir) throws Exception {
+        String source = unique(SAXPY);
+        CompileOptions options = CompileOptions.defaults().architecture("compute_70");
+        String before = System.getProperty(DiskImageCache.DIR_PROPERTY);
+        System.setProperty(DiskImageCache.DIR_PROPERTY, dir.toString());
+        try {
+            long compiles = RuntimeCompiler.compileCount();
+            byte[] first = RuntimeCompiler.image(source, options, "compute_70");
+            Path[] entries;
+            try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+                entries = files.toArray(Path[]::new);
+            }
+            assertEquals(1, entries.length, "one entry, no temporary file left: " + java.util.Arrays.toString(entries));
+            RuntimeCompiler.clearCache(); // as a new process: only the disk has it
+            byte[] fromDisk = RuntimeCompiler.image(source, options, "compute_70");
+            assertArrayEquals(first, fromDisk);
+            assertEquals(compiles + 1, RuntimeCompiler.compileCount(), "served from disk without NVRTC");
+            // A damaged entry is a miss, deleted and written anew.
+            byte[] damaged = Files.readAllBytes(entries[0]);
+            damaged[damaged.length - 1] ^= 1;
+            Files.write(entries[0], damaged);
+            RuntimeCompiler.clearCache();
+            assertArrayEquals(first, RuntimeCompiler.image(source, options, "compute_70"));
+            assertEquals(compiles + 2, RuntimeCompiler.compileCount(), "compiled again");
+            RuntimeCompiler.clearCache();
+            RuntimeCompiler.image(source, options, "compute_70");
+            assertEquals(compiles + 2, RuntimeCompiler.compileCount(), "the rewritten entry serves again");
+        } finally {
+            if (before == null) {
+                System.clearProperty(DiskImageCache.DIR_PROPERTY);
+            } else {
+                System.setProperty(DiskImageCache.DIR_PROPERTY, before);
+            }
+        }
+    }
+
+    @Test
+    void theDiskCacheIsOffUnlessAskedFor() {
+        assumeTrue(System.getProperty(DiskImageCache.DIR_PROPERTY) == null && System.getProperty(DiskImageCache.MODE_PROPERTY) == null,
+                "the build configured a compile cache");
+        assertEquals(null, DiskImageCache.folder(), "off by default");
+        System.setProperty(DiskImageCache.MODE_PROPERTY, "disk");
+        try {
+            assertTrue(DiskImageCache.folder().toString().endsWith("cuhandle/nvrtc"), String.valueOf(DiskImageCache.folder()));
+        } finally {
+            System.clearProperty(DiskImageCache.MODE_PROPERTY);
+        }
     }
 
     @Test
