@@ -22,12 +22,21 @@ final class NativeLoader {
 
     private NativeLoader() {}
 
-    /** Where the library came from, for the environment report. */
+    /**
+     * Where the library came from, for the environment report, and how long the steps took (two
+     * {@code System.nanoTime()} differences, for the cold-start benchmark's breakdown).
+     */
     static final class Loaded {
         final String source;
+        /** Finding and writing the temporary copy; 0 with {@code -Dcuhandle.library.path}. */
+        final long extractNanos;
+        /** {@code System.load}: mapping the library and its dependencies, running its initialisers. */
+        final long systemLoadNanos;
 
-        Loaded(String source) {
+        Loaded(String source, long extractNanos, long systemLoadNanos) {
             this.source = source;
+            this.extractNanos = extractNanos;
+            this.systemLoadNanos = systemLoadNanos;
         }
     }
 
@@ -49,8 +58,9 @@ final class NativeLoader {
         if (override != null && !override.isEmpty()) {
             Path p = Paths.get(override).toAbsolutePath();
             try {
+                long t0 = System.nanoTime();
                 System.load(p.toString());
-                return new Loaded(p + " (from -D" + PATH_PROPERTY + ")");
+                return new Loaded(p + " (from -D" + PATH_PROPERTY + ")", 0, System.nanoTime() - t0);
             } catch (UnsatisfiedLinkError e) {
                 tried.add(p + " (-D" + PATH_PROPERTY + "): " + e.getMessage());
                 throw failure(tried, e);
@@ -58,6 +68,7 @@ final class NativeLoader {
         }
         String resource = resourceName();
         Path extracted = null;
+        long t0 = System.nanoTime();
         try (InputStream in = NativeLoader.class.getResourceAsStream(resource)) {
             if (in == null) {
                 tried.add("class path resource " + resource + ": not found (this JAR has no native library for " + platform() + ")");
@@ -66,8 +77,10 @@ final class NativeLoader {
             String dir = System.getProperty(TMPDIR_PROPERTY, System.getProperty("java.io.tmpdir"));
             extracted = Files.createTempFile(Paths.get(dir), "libcuhandle-", ".so");
             writeInto(in, extracted);
+            long t1 = System.nanoTime();
             System.load(extracted.toString());
-            return new Loaded("class path resource " + resource + " (extracted to " + extracted + ", a temporary copy deleted once loaded)");
+            return new Loaded("class path resource " + resource + " (extracted to " + extracted + ", a temporary copy deleted once loaded)",
+                    t1 - t0, System.nanoTime() - t1);
         } catch (IOException | UnsatisfiedLinkError e) {
             tried.add((extracted != null ? extracted.toString() : resource) + ": " + e);
             throw failure(tried, e);
