@@ -253,7 +253,12 @@ def cold_section(d, out):
     line("C: both", c)
     line("cuhandle: first `Handle.create(0)` in `main`", whole)
     for step in COLD_STEPS:
-        line(f"cuhandle, step by step: {step.replace('_', ' ')}", d.spread("cuhandle", "cold", step))
+        line(f"cuhandle step: {step.replace('_', ' ')}", d.spread("cuhandle", "cold", step))
+    out.append("")
+    out.append("Steps: `ColdStartBenchmark steps` does the work of the first `Handle.create(0)` one call at a time "
+               "(load libcuhandle = extract + System.load + configure, load libcuda, cuInit, retain; then the first "
+               "BLAS call, which loads the BLAS kernel image); the loader's steps and the JVM start are also recorded "
+               "in the `whole` runs, hence more runs.")
     if c and whole:
         over = whole[0] - c[0]
         out.append("")

@@ -9,7 +9,8 @@
 # perf.md (the README's performance section), blas-gbps.png, blas-us.png, launch.png. Publish a run
 # with tests/bench/publish.sh OUT (copies the CSV and charts to docs/perf, rewrites README.md).
 # The benchmarks take about 3 minutes on an H200; COLD_RUNS (default 3) and HANDLE_RUNS (default 5)
-# set the fresh processes for the cold start and the handle costs.
+# set the fresh processes for the cold start and the handle costs, BLAS_LOG2_MAX (default 28) the
+# largest BLAS size (a quick check: BLAS_LOG2_MAX=16).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -36,7 +37,8 @@ step() {
   echo "== $name took $(( $(date +%s) - start )) s" >>"$log"
 }
 bench_start=$(date +%s)
-echo "# bench run $(date -u +%Y-%m-%dT%H:%MZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)" >"$raw/notes.csv"
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+echo "# bench run $(date -u +%Y-%m-%dT%H:%MZ)${gpu:+ on $gpu}" >"$raw/notes.csv"
 cd "$here/bench" || exit 1
 {
   nvcc -O2 -std=c++17 -arch=sm_90 cublas_l1.cu -o cublas_l1 -lcublas 2>&1 | tail -3
@@ -52,8 +54,8 @@ while [ "$i" -le "${COLD_RUNS:-3}" ]; do
   step "cold start cuhandle steps $i" cold.csv timeout 30 "$here/run-class" dev.cuhandle.ColdStartBenchmark steps "$i"
   i=$((i + 1))
 done
-step "cuBLAS sweep" cublas.csv timeout 150 ./cublas_l1 10 28
-step "cuhandle BLAS sweep" cuhandle-blas.csv timeout 150 "$here/run-class" dev.cuhandle.bench.BlasBenchmark 10 28
+step "cuBLAS sweep" cublas.csv timeout 150 ./cublas_l1 10 "${BLAS_LOG2_MAX:-28}"
+step "cuhandle BLAS sweep" cuhandle-blas.csv timeout 150 "$here/run-class" dev.cuhandle.bench.BlasBenchmark 10 "${BLAS_LOG2_MAX:-28}"
 step "launches, cuhandle and JCuda" launch.csv timeout 120 "$here/run-class" dev.cuhandle.LaunchBenchmark
 i=1
 while [ "$i" -le "${HANDLE_RUNS:-5}" ]; do

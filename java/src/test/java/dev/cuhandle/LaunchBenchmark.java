@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CyclicBarrier;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
@@ -102,11 +103,16 @@ public final class LaunchBenchmark {
                 double[][] us = new double[names.size()][RUNS];
                 for (int run = 0; run < RUNS; run++) {
                     for (int impl = 0; impl < names.size(); impl++) {
-                        us[impl][run] = onNewThread(factories.get(impl), argCount, launches, run == 0);
+                        LauncherFactory factory = factories.get(impl);
+                        boolean warm = run == 0;
+                        us[impl][run] = orNaN(names.get(impl), () -> onNewThread(factory, argCount, launches, warm));
                     }
                 }
                 for (int impl = 0; impl < names.size(); impl++) {
-                    System.out.printf("%s,launch,args%d,1,%.4f,us%n", names.get(impl), argCount, median(us[impl]));
+                    double median = median(us[impl]);
+                    if (!Double.isNaN(median)) {
+                        System.out.printf("%s,launch,args%d,1,%.4f,us%n", names.get(impl), argCount, median);
+                    }
                 }
             }
             for (int threads : THREAD_COUNTS) {
@@ -115,16 +121,34 @@ public final class LaunchBenchmark {
                         continue;
                     }
                     double[] perSecond = new double[3];
+                    LauncherFactory factory = factories.get(impl);
                     for (int run = 0; run < perSecond.length; run++) {
-                        perSecond[run] = throughput(factories.get(impl), threads);
+                        perSecond[run] = orNaN(names.get(impl), () -> throughput(factory, threads));
                     }
-                    System.out.printf("%s,launch_threads,threads%d,%d,%.0f,launches/s%n", names.get(impl), threads, threads, median(perSecond));
+                    double median = median(perSecond);
+                    if (!Double.isNaN(median)) {
+                        System.out.printf("%s,launch_threads,threads%d,%d,%.0f,launches/s%n", names.get(impl), threads, threads, median);
+                    }
                 }
             }
         }
     }
 
+    /** One measurement; a failure is a {@code #} line and NaN, so one side's failure keeps the other's rows. */
+    private static double orNaN(String impl, Callable<Double> measurement) {
+        try {
+            return measurement.call();
+        } catch (Exception e) {
+            System.out.println("# " + impl + " measurement failed: " + (e.getCause() != null ? e.getCause() : e));
+            return Double.NaN;
+        }
+    }
+
+    /** The median; NaN if any value is NaN (a failed run). */
     static double median(double[] values) {
+        if (Arrays.stream(values).anyMatch(Double::isNaN)) {
+            return Double.NaN;
+        }
         double[] sorted = values.clone();
         Arrays.sort(sorted);
         int n = sorted.length;

@@ -60,8 +60,12 @@ public final class BlasBenchmark {
                         long bytes = n * elementBytes(op.getKey());
                         h.copy(pristine.slice(0, bytes), x.slice(0, bytes));
                         h.copy(pristine.slice(maxBytes - bytes, bytes), y.slice(0, bytes));
-                        double us = usPerCall(h, start, end, () -> op.getValue().run(n));
-                        System.out.printf("cuhandle,blas,%s,%d,%.4f,us%n", op.getKey(), n, us);
+                        try {
+                            double us = usPerCall(h, start, end, () -> op.getValue().run(n));
+                            System.out.printf("cuhandle,blas,%s,%d,%.4f,us%n", op.getKey(), n, us);
+                        } catch (RuntimeException e) { // a bad point must not cost the rest of the one device run
+                            System.out.println("# " + op.getKey() + " n=" + n + " failed: " + e);
+                        }
                     }
                 }
             }
