@@ -18,7 +18,7 @@ mvn -B -ntp -q -f java/pom.xml dependency:copy-dependencies -DincludeScope=test 
 mvn -B -ntp -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1 -DoutputDirectory="$out/lib"
 mv "$out"/lib/junit-platform-console-standalone-*.jar "$out/junit-console.jar"
 # Sources the GPU host compiles itself (it has nvcc and cuBLAS): the C baselines for benchmarks.
-cp tests/bench/*.cu tests/bench/report.py "$out/bench/"
+cp tests/bench/*.cu tests/bench/*.c tests/bench/report.py "$out/bench/"
 cp tests/bench/run-all.sh "$out/run-all"
 # The cuBLAS behaviour proofs behind docs/handles.md (run-all's `proof` step compiles them there).
 mkdir -p "$out/handles-proof"
