@@ -11,6 +11,7 @@ use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;
 use crate::core::host_result::ResultKind;
 use crate::core::kernels::{self, abi};
+use crate::core::launch;
 use crate::core::memory::DeviceMemory;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUkernel, CUstream};
 use std::ffi::c_void;
@@ -146,12 +147,9 @@ fn function(handle: &Handle, op: Op, p: Precision) -> Result<CUfunction> {
         return Ok(f.0[index]);
     }
     let kernels = kernels()?;
-    let ctx = handle.context();
     let mut all = [std::ptr::null_mut(); KERNEL_COUNT];
     for (function, kernel) in all.iter_mut().zip(kernels.0) {
-        // SAFETY: out-pointer is a valid local; the kernel comes from the loaded built-in library
-        // and the handle's context is current (caller's contract).
-        ctx.check(unsafe { (ctx.driver().api.cuKernelGetFunction)(function, kernel) }, "cuKernelGetFunction")?;
+        *function = launch::function_in_active_context(handle, kernel)?;
     }
     // Two threads may both get here; they compute the same functions, and the first one is kept.
     Ok(cache.get_or_init(|| Functions(all)).0[index])

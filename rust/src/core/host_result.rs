@@ -53,24 +53,18 @@ pub enum Waited {
 }
 
 impl HostResult {
-    /// Allocates the slot in the active context `ctx`: mapped where the driver allows it,
-    /// otherwise plain pinned memory read back by a copy.
+    /// Allocates the slot in the active context `ctx`, mapped into the device; if the driver
+    /// gives no device address for it, results are copied into it instead.
     pub fn allocate(ctx: &Context) -> Result<HostResult> {
         let api = &ctx.driver().api;
         let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
         // SAFETY: out-pointer is a valid local; the context is active (caller's contract).
-        let rc = unsafe { (api.cuMemHostAlloc)(&mut host, HOST_RESULT_BYTES, CU_MEMHOSTALLOC_DEVICEMAP) };
-        let device = if rc == 0 {
-            let mut device: CUdeviceptr = 0;
-            // SAFETY: `host` was just allocated by cuMemHostAlloc in this context; flags must be 0.
-            let rc = unsafe { (api.cuMemHostGetDevicePointer)(&mut device, host, 0) };
-            // Not logged: this runs under the workspace lock (rule L4); the fallback is only slower.
-            (rc == 0 && device != 0).then_some(device)
-        } else {
-            // SAFETY: as above; flags 0 = plain pinned memory of the current context.
-            ctx.check(unsafe { (api.cuMemHostAlloc)(&mut host, HOST_RESULT_BYTES, 0) }, "cuMemHostAlloc")?;
-            None
-        };
+        ctx.check(unsafe { (api.cuMemHostAlloc)(&mut host, HOST_RESULT_BYTES, CU_MEMHOSTALLOC_DEVICEMAP) }, "cuMemHostAlloc")?;
+        let mut device: CUdeviceptr = 0;
+        // SAFETY: `host` was just allocated by cuMemHostAlloc in this context; flags must be 0.
+        let rc = unsafe { (api.cuMemHostGetDevicePointer)(&mut device, host, 0) };
+        // Not logged: this runs under the workspace lock (rule L4); the fallback is only slower.
+        let device = (rc == 0 && device != 0).then_some(device);
         // cuMemHostAlloc does not clear memory; a stale sequence number must never match.
         // SAFETY: `host` holds HOST_RESULT_BYTES writable bytes that nothing else uses yet.
         unsafe { std::ptr::write_bytes(host.cast::<u8>(), 0, HOST_RESULT_BYTES) };

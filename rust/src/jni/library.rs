@@ -75,9 +75,20 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelAttribute<'l>(mut env: 
     })
 }
 
+/// The kernel's function in the handle's context, for the Java Kernel to cache per context id.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelFunction<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, kernel: jlong) -> jlong {
+    entry!(env, |_e| {
+        // SAFETY: live handle pointer held by a Java Handle; `kernel` belongs to a library the
+        // Java caller holds open.
+        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
+        Ok(launch::function(handle, kernel as _)? as jlong)
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
-    mut env: EnvUnowned<'l>, _c: jclass, h: jlong, kernel: jlong,
+    mut env: EnvUnowned<'l>, _c: jclass, h: jlong, function: jlong,
     gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint, slots: jlong, arg_count: jint,
 ) {
     entry!(env, |_e| {
@@ -86,8 +97,9 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
         let shape = LaunchShape { grid: [gx as u32, gy as u32, gz as u32], block: [bx as u32, by as u32, bz as u32], shared_bytes: shared as u32 };
         // SAFETY: `slots` is the address of the Java launch object's direct buffer, which holds
         // at least `arg_count` slots (checked in Java) and stays reachable during the call;
-        // `kernel` belongs to an open library (checked in Java).
-        unsafe { launch::launch(handle, kernel as _, shape, slots as *mut u8, arg_count.max(0) as usize)? };
+        // `function` is the kernel's function in this handle's context (Kernel.java keeps it per
+        // context id) and its library is open (checked in Java).
+        unsafe { launch::launch(handle, function as _, shape, slots as *mut u8, arg_count.max(0) as usize)? };
         Ok(())
     })
 }

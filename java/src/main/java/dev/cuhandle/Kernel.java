@@ -19,6 +19,24 @@ public final class Kernel {
     private volatile int[] paramSizes;
     /** False until the sizes were probed (they need a current context, so maybe at the first launch). */
     private volatile boolean paramSizesKnown;
+    /** The kernel's function in the context of the last launch; null before the first launch. */
+    private volatile ContextFunction lastFunction;
+
+    /**
+     * A kernel's function ({@code cuKernelGetFunction}) in the context of one id. Launching it spares
+     * the driver resolving the kernel for the context on every launch. Keyed by context id, which a
+     * handle validates before every launch (H8), so a function of a destroyed or reset context is
+     * never launched; the library is open while its kernels launch.
+     */
+    private static final class ContextFunction {
+        final long contextId;
+        final long function;
+
+        ContextFunction(long contextId, long function) {
+            this.contextId = contextId;
+            this.function = function;
+        }
+    }
 
     Kernel(Library library, String name, long raw, long[] encodedSizes) {
         this.library = library;
@@ -60,10 +78,6 @@ public final class Kernel {
         return library;
     }
 
-    long raw() {
-        return raw;
-    }
-
     /**
      * Parameter count, or -1 when unknown: the driver cannot tell (before CUDA 12.4), or the kernel was
      * looked up with no context current and has not been launched yet.
@@ -100,6 +114,18 @@ public final class Kernel {
             decode(NativeApi.kernelParamSizes(handlePointer, libraryPointer, raw));
         }
         return paramSizes;
+    }
+
+    /** The function to launch on {@code handle} (which has entered its call, as has the library). */
+    long function(Handle handle, long handlePointer) {
+        ContextFunction f = lastFunction;
+        long contextId = handle.contextId();
+        if (f == null || f.contextId != contextId) {
+            // Threads racing here get the same function; whichever store wins is right.
+            f = new ContextFunction(contextId, NativeApi.kernelFunction(handlePointer, raw));
+            lastFunction = f;
+        }
+        return f.function;
     }
 
     /**

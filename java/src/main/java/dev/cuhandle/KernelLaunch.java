@@ -320,7 +320,7 @@ public final class KernelLaunch {
                 int entered = enterBuffers(handle);
                 try {
                     check(handle, h, lib);
-                    NativeApi.launch(h, kernel.raw(), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress, argCount);
+                    NativeApi.launch(h, kernel.function(handle, h), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress, argCount);
                 } finally {
                     exitBuffers(entered);
                 }
