@@ -89,7 +89,7 @@ impl HostResult {
     /// Waits until the result of the launch given `sequence` is in the slot. `copy_from` and
     /// `bytes`: where the result is on the device when the slot is not mapped. The context must
     /// be active; `stream` is the one the kernel was launched on.
-    pub fn receive(&self, ctx: &Context, stream: CUstream, sequence: u64, copy_from: CUdeviceptr, bytes: usize) -> Result<Waited> {
+    pub(crate) fn receive(&self, ctx: &Context, stream: CUstream, sequence: u64, copy_from: CUdeviceptr, bytes: usize) -> Result<Waited> {
         let api = &ctx.driver().api;
         if sequence == 0 {
             // SAFETY: the slot holds HOST_RESULT_BYTES >= bytes and is ours while the workspace
@@ -182,6 +182,18 @@ mod tests {
         assert!(abi::CUH_HOST_SIGNAL_OFFSET >= 8);
         assert_eq!(abi::CUH_HOST_SIGNAL_OFFSET % 8, 0);
         assert!(abi::CUH_HOST_SIGNAL_OFFSET + 8 <= HOST_RESULT_BYTES);
+    }
+
+    #[test]
+    fn a_mapped_slot_hands_out_increasing_sequence_numbers_and_an_unmapped_one_none() {
+        let mut mapped = HostResult { host: std::ptr::null_mut(), device: Some(0x1000), sequence: 0 };
+        assert_eq!(mapped.target(0x2000), 0x1000, "the kernel writes the mapped slot");
+        let numbers: Vec<u64> = (0..3).map(|_| mapped.next_sequence()).collect();
+        assert_eq!(numbers, [1, 2, 3], "never 0 (no signal) and never repeated");
+        let mut unmapped = HostResult { host: std::ptr::null_mut(), device: None, sequence: 0 };
+        assert_eq!(unmapped.target(0x2000), 0x2000, "the kernel writes device memory that is then copied");
+        assert_eq!(unmapped.next_sequence(), 0);
+        assert_eq!(unmapped.next_sequence(), 0);
     }
 
     #[test]

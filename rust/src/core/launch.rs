@@ -23,13 +23,13 @@ pub struct LaunchShape {
 /// valid while the kernel's library is loaded and the context lives; callers keep it per context
 /// id, which a handle validates before each use (H8), so a destroyed or reset context's function
 /// is never launched.
-pub fn function(handle: &Handle, kernel: CUkernel) -> Result<CUfunction> {
+pub(crate) fn function(handle: &Handle, kernel: CUkernel) -> Result<CUfunction> {
     let _scope = handle.activate()?;
     function_in_active_context(handle, kernel)
 }
 
 /// As `function`, with the handle's context already active.
-pub fn function_in_active_context(handle: &Handle, kernel: CUkernel) -> Result<CUfunction> {
+pub(crate) fn function_in_active_context(handle: &Handle, kernel: CUkernel) -> Result<CUfunction> {
     let ctx = handle.context();
     let mut function: CUfunction = std::ptr::null_mut();
     // SAFETY: out-pointer is a valid local; the handle's context is current; the driver checks

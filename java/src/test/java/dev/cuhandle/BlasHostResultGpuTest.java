@@ -104,6 +104,24 @@ class BlasHostResultGpuTest extends HandleGpuTestBase {
         }
     }
 
+    @Test
+    void hostResult_reflectsEarlierWorkOnItsStream() {
+        Data d = new Data(new Random(SEED ^ 0x5ca1eL));
+        String seed = " (seed " + SEED + ")";
+        try (Handle h = Handle.create(0); DeviceBuffer x = h.allocate(4L * N)) {
+            x.upload(d.x);
+            float asum = Blas.sasum(h, N, x, 1);
+            assertClose("sasum", d.asum, asum, 1e-6 * d.asum, seed);
+            for (int k = 1; k <= 20; k++) {
+                // Doubling is exact in float and in the double sum, so each result is exactly twice the last.
+                Blas.sscal(h, N, 2f, x, 1);
+                float doubled = Blas.sasum(h, N, x, 1);
+                assertEquals(asum * 2f, doubled, "sasum right after sscal by 2, step " + k + seed);
+                asum = doubled;
+            }
+        }
+    }
+
     private static void assertClose(String what, double expected, double got, double tolerance, String seed) {
         assertTrue(Math.abs(expected - got) <= tolerance, what + ": expected " + expected + " +- " + tolerance + ", got " + got + seed);
     }
