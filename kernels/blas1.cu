@@ -1,6 +1,7 @@
 // BLAS level 1 for float (s) and double (d): scal, axpy, copy, swap, dot, nrm2, asum, iamax.
 //
-// Launch contract (blas1_abi.h has the constants and the grid formula): n >= 1, blockDim.x ==
+// Launch contract (blas1_abi.h has the constants, the grid formula and the host signal that the
+// reductions' last parameter, sequence, asks for): n >= 1, blockDim.x ==
 // CUH_BLOCK_THREADS, any gridDim.x >= 1 (<= CUH_MAX_REDUCE_BLOCKS for the reductions). Pointers
 // point at the lowest-address element the operation touches; element i of a vector with
 // increment inc is p[inc >= 0 ? i * inc : (n - 1 - i) * -inc], as in reference BLAS. Pointers are
@@ -460,10 +461,26 @@ __device__ __forceinline__ Acc block_reduce(Acc a) {
   return a;
 }
 
+// How the host learns that a result in mapped host memory is complete without waiting for the
+// kernel's end (blas1_abi.h): a non-zero sequence number is stored CUH_HOST_SIGNAL_OFFSET bytes
+// after the result, after the result itself is visible to the host.
+struct HostSignal {
+  void* result;
+  unsigned long long sequence;
+  __device__ void raise() const {
+    if (sequence == 0) return;
+    __threadfence_system();
+    *reinterpret_cast<volatile unsigned long long*>(static_cast<char*>(result) +
+                                                    CUH_HOST_SIGNAL_OFFSET) = sequence;
+  }
+};
+
 // Block partial -> workspace slot; the last block to arrive combines all slots in slot order
-// and calls finish(total) in its thread 0, then resets the arrival counter to 0.
+// and calls finish(total) in its thread 0, then resets the arrival counter to 0 and raises the
+// host signal.
 template <class Acc, class Finish>
-__device__ __forceinline__ void reduce_grid(Acc acc, void* workspace, Finish finish) {
+__device__ __forceinline__ void reduce_grid(Acc acc, void* workspace, HostSignal signal,
+                                            Finish finish) {
   static_assert(sizeof(Acc) <= CUH_WORKSPACE_SLOT_BYTES, "partial does not fit a workspace slot");
   char* const base = static_cast<char*>(workspace);
   unsigned* const counter = reinterpret_cast<unsigned*>(base + CUH_WORKSPACE_COUNTER_OFFSET);
@@ -496,6 +513,7 @@ __device__ __forceinline__ void reduce_grid(Acc acc, void* workspace, Finish fin
     // Only this launch uses the workspace now and every block has arrived, so a plain store
     // leaves it ready for the next reduction on the stream.
     *counter = 0;
+    signal.raise();
   }
 }
 
@@ -675,7 +693,8 @@ struct DotVector {
 
 template <class T>
 __device__ __forceinline__ void dot(long long n, const T* x, long long incx, const T* y,
-                                    long long incy, void* workspace, T* result) {
+                                    long long incy, void* workspace, T* result,
+                                    unsigned long long sequence) {
   Sum acc = Sum::identity();
   if (incx == 1 && incy == 1) {
     const DotScalar<T> scalar{x, 1, y, 1};
@@ -688,7 +707,8 @@ __device__ __forceinline__ void dot(long long n, const T* x, long long incx, con
     grid_stride<kStridedUnroll2>(
         n, DotScalar<T>{strided_base(x, n, incx), incx, strided_base(y, n, incy), incy}, acc);
   }
-  reduce_grid(acc, workspace, [&](Sum total) { *result = static_cast<T>(total.s); });
+  reduce_grid(acc, workspace, HostSignal{result, sequence},
+              [&](Sum total) { *result = static_cast<T>(total.s); });
 }
 
 }  // namespace
@@ -745,40 +765,50 @@ extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_dswap(long long n, double*
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_sdot(long long n, const float* __restrict__ x,
                                                       long long incx, const float* __restrict__ y,
                                                       long long incy, void* workspace,
-                                                      float* result) {
-  dot(n, x, incx, y, incy, workspace, result);
+                                                      float* result,
+                                                      unsigned long long sequence) {
+  dot(n, x, incx, y, incy, workspace, result, sequence);
 }
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_ddot(long long n, const double* __restrict__ x,
                                                       long long incx, const double* __restrict__ y,
                                                       long long incy, void* workspace,
-                                                      double* result) {
-  dot(n, x, incx, y, incy, workspace, result);
+                                                      double* result,
+                                                      unsigned long long sequence) {
+  dot(n, x, incx, y, incy, workspace, result, sequence);
 }
 
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_snrm2(long long n, const float* __restrict__ x,
                                                        long long incx, void* workspace,
-                                                       float* result) {
+                                                       float* result,
+                                                       unsigned long long sequence) {
   const Sum acc = reduce1<SquareSum, Sum>(n, x, incx);
-  reduce_grid(acc, workspace, [&](Sum total) { *result = static_cast<float>(sqrt(total.s)); });
+  reduce_grid(acc, workspace, HostSignal{result, sequence},
+              [&](Sum total) { *result = static_cast<float>(sqrt(total.s)); });
 }
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_dnrm2(long long n, const double* __restrict__ x,
                                                        long long incx, void* workspace,
-                                                       double* result) {
+                                                       double* result,
+                                                       unsigned long long sequence) {
   const Blue acc = reduce1<SquareSum, Blue>(n, x, incx);
-  reduce_grid(acc, workspace, [&](Blue total) { *result = blue_finish(total); });
+  reduce_grid(acc, workspace, HostSignal{result, sequence},
+              [&](Blue total) { *result = blue_finish(total); });
 }
 
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_sasum(long long n, const float* __restrict__ x,
                                                        long long incx, void* workspace,
-                                                       float* result) {
+                                                       float* result,
+                                                       unsigned long long sequence) {
   const Sum acc = reduce1<AbsSum, Sum>(n, x, incx);
-  reduce_grid(acc, workspace, [&](Sum total) { *result = static_cast<float>(total.s); });
+  reduce_grid(acc, workspace, HostSignal{result, sequence},
+              [&](Sum total) { *result = static_cast<float>(total.s); });
 }
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_dasum(long long n, const double* __restrict__ x,
                                                        long long incx, void* workspace,
-                                                       double* result) {
+                                                       double* result,
+                                                       unsigned long long sequence) {
   const Sum acc = reduce1<AbsSum, Sum>(n, x, incx);
-  reduce_grid(acc, workspace, [&](Sum total) { *result = total.s; });
+  reduce_grid(acc, workspace, HostSignal{result, sequence},
+              [&](Sum total) { *result = total.s; });
 }
 
 // iamax returns the 1-based index of the first element of largest |x_i|, with reference BLAS's
@@ -790,17 +820,19 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_dasum(long long n, const double
 // first rule by looking at x_1 itself.
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_isamax(long long n, const float* __restrict__ x,
                                                         long long incx, void* workspace,
-                                                        long long* result) {
+                                                        long long* result,
+                                                        unsigned long long sequence) {
   const MaxAbs<float> acc = reduce1<FirstMaxAbs, MaxAbs<float>>(n, x, incx);
-  reduce_grid(acc, workspace, [&](MaxAbs<float> best) {
+  reduce_grid(acc, workspace, HostSignal{result, sequence}, [&](MaxAbs<float> best) {
     *result = isnan(x[0]) ? 1 : best.index + 1;
   });
 }
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_idamax(long long n, const double* __restrict__ x,
                                                         long long incx, void* workspace,
-                                                        long long* result) {
+                                                        long long* result,
+                                                        unsigned long long sequence) {
   const MaxAbs<double> acc = reduce1<FirstMaxAbs, MaxAbs<double>>(n, x, incx);
-  reduce_grid(acc, workspace, [&](MaxAbs<double> best) {
+  reduce_grid(acc, workspace, HostSignal{result, sequence}, [&](MaxAbs<double> best) {
     *result = isnan(x[0]) ? 1 : best.index + 1;
   });
 }

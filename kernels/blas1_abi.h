@@ -32,6 +32,13 @@
  *   workspace is ready for the next reduction without a memset. A launch that is aborted
  *   (sticky error) can leave the counter non-zero: zero the workspace again before reusing it.
  *   *result is written once, by the last block, with a plain store.
+
+ Host signal (reductions' last parameter, `unsigned long long sequence`)
+   0: nothing more. Non-zero: result points into host memory mapped into the device (pinned,
+   cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP), and after storing *result the last block makes
+   it visible to the host (__threadfence_system) and then stores `sequence` as a 64-bit value at
+   CUH_HOST_SIGNAL_OFFSET bytes after result (8-byte aligned). A host that sees its sequence
+   number there can read *result at once, without waiting for the kernel's end.
  */
 #ifndef CUHANDLE_BLAS1_ABI_H
 #define CUHANDLE_BLAS1_ABI_H
@@ -52,5 +59,9 @@
 #define CUH_WORKSPACE_SLOT_BYTES 32
 #define CUH_WORKSPACE_COUNTER_OFFSET (CUH_MAX_REDUCE_BLOCKS * CUH_WORKSPACE_SLOT_BYTES)
 #define CUH_WORKSPACE_BYTES (CUH_WORKSPACE_COUNTER_OFFSET + 16)
+
+/* Where the host signal's sequence number goes, in bytes after the result (the widest result
+   is 8 bytes). */
+#define CUH_HOST_SIGNAL_OFFSET 8
 
 #endif

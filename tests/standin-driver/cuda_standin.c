@@ -1568,6 +1568,19 @@ EXPORT CUresult cuKernelGetName(const char **name, CUkernel kernel) {
     RETURN(SUCCESS);
 }
 
+/* A kernel's instance in the current context: the kernel object itself here (cuLaunchKernel
+ * accepts both, as the real driver does). */
+EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
+    ENTER();
+    if (!pFunc) RETURN(INVALID_VALUE);
+    int rc = check_kernel(kernel);
+    if (rc) RETURN(rc);
+    Ctx *c;
+    if ((rc = current_ctx(&c))) RETURN(rc);
+    *pFunc = kernel;
+    RETURN(SUCCESS);
+}
+
 EXPORT CUresult cuKernelGetAttribute(int *pi, int attrib, CUkernel kernel, CUdevice dev) {
     ENTER();
     if (!pi) RETURN(INVALID_VALUE);

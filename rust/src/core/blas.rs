@@ -9,7 +9,9 @@
 
 use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;
+use crate::core::host_result::ResultKind;
 use crate::core::kernels::{self, abi};
+use crate::core::launch;
 use crate::core::memory::DeviceMemory;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUkernel, CUstream};
 use std::ffi::c_void;
@@ -98,27 +100,59 @@ impl Op {
 }
 
 /// The 16 kernels, looked up once per process from the built-in library.
-struct Kernels([CUkernel; 16]);
+struct Kernels([CUkernel; KERNEL_COUNT]);
 // SAFETY: CUkernel handles are process-wide and context-independent.
 unsafe impl Send for Kernels {}
 // SAFETY: as above; the array is immutable after initialisation.
 unsafe impl Sync for Kernels {}
 
+const KERNEL_COUNT: usize = 16;
 static KERNELS: OnceLock<Kernels> = OnceLock::new();
 
-fn kernel(op: Op, p: Precision) -> Result<CUkernel> {
-    let index = Op::ALL.iter().position(|&o| o == op).unwrap_or(0) * 2 + (p == Precision::F64) as usize;
+/// Where (op, precision) sits in `Kernels` and `Functions`.
+fn kernel_index(op: Op, p: Precision) -> usize {
+    Op::ALL.iter().position(|&o| o == op).unwrap_or(0) * 2 + (p == Precision::F64) as usize
+}
+
+fn kernels() -> Result<&'static Kernels> {
     if let Some(k) = KERNELS.get() {
-        return Ok(k.0[index]);
+        return Ok(k);
     }
     let library = kernels::builtin()?;
-    let mut all = [std::ptr::null_mut(); 16];
-    for (i, op) in Op::ALL.iter().enumerate() {
-        for (j, p) in [Precision::F32, Precision::F64].iter().enumerate() {
-            all[i * 2 + j] = library.kernel(&op.kernel_name(*p))?.raw;
+    let mut all = [std::ptr::null_mut(); KERNEL_COUNT];
+    for op in Op::ALL {
+        for p in [Precision::F32, Precision::F64] {
+            all[kernel_index(op, p)] = library.kernel(&op.kernel_name(p))?.raw;
         }
     }
-    Ok(KERNELS.get_or_init(|| Kernels(all)).0[index])
+    Ok(KERNELS.get_or_init(|| Kernels(all)))
+}
+
+/// The 16 kernels' instances in one handle's context (`cuKernelGetFunction`), kept by the handle:
+/// launching the context's own `CUfunction` spares the driver resolving a `CUkernel` to it on
+/// every launch. Sound to keep because a handle's context never changes, the built-in library
+/// is never unloaded, and a handle whose context was destroyed or reset fails validation (H8)
+/// before it could launch a function of the old context.
+pub struct Functions([CUfunction; KERNEL_COUNT]);
+// SAFETY: CUfunction handles may be used from any thread in their context; immutable once made.
+unsafe impl Send for Functions {}
+// SAFETY: as above.
+unsafe impl Sync for Functions {}
+
+/// The function to launch for (op, p) in the handle's context; the context must be active.
+fn function(handle: &Handle, op: Op, p: Precision) -> Result<CUfunction> {
+    let index = kernel_index(op, p);
+    let cache = handle.blas_functions();
+    if let Some(f) = cache.get() {
+        return Ok(f.0[index]);
+    }
+    let kernels = kernels()?;
+    let mut all = [std::ptr::null_mut(); KERNEL_COUNT];
+    for (function, kernel) in all.iter_mut().zip(kernels.0) {
+        *function = launch::function_in_active_context(handle, kernel)?;
+    }
+    // Two threads may both get here; they compute the same functions, and the first one is kept.
+    Ok(cache.get_or_init(|| Functions(all)).0[index])
 }
 
 /// Elements a vector of `n` elements with increment `inc` spans: 1 + (n-1)*|inc|.
@@ -173,9 +207,13 @@ fn nonzero_write_inc(inc: i64, name: &str) -> Result<()> {
 }
 
 fn grid(handle: &Handle, n: i64, p: Precision, reduction: bool) -> u32 {
-    // The formula of kernels/blas1_abi.h: enough blocks to cover n, capped at what is resident at
-    // once (each kernel's register bound guarantees these blocks per SM on every architecture).
-    let sms = handle.device().multiprocessors.max(1) as u64;
+    grid_for(handle.device().multiprocessors.max(1) as u64, n, p, reduction)
+}
+
+/// The formula of kernels/blas1_abi.h for a device of `sms` multiprocessors: enough blocks to
+/// cover n, capped at what is resident at once (each kernel's register bound guarantees these
+/// blocks per SM on every architecture).
+fn grid_for(sms: u64, n: i64, p: Precision, reduction: bool) -> u32 {
     let (per_thread, cap) = if reduction {
         (p.reduce_elements_per_thread(), (sms * abi::CUH_REDUCE_BLOCKS_PER_SM as u64).min(abi::CUH_MAX_REDUCE_BLOCKS as u64))
     } else {
@@ -186,13 +224,13 @@ fn grid(handle: &Handle, n: i64, p: Precision, reduction: bool) -> u32 {
 
 /// Launches a BLAS kernel on the handle's stream; the context must be active.
 fn launch(handle: &Handle, op: Op, p: Precision, n: i64, params: &mut [*mut c_void], stream: CUstream) -> Result<()> {
-    let k = kernel(op, p)?;
+    let f = function(handle, op, p)?;
     let g = grid(handle, n, p, op.is_reduction());
     let ctx = handle.context();
-    // SAFETY: a CUkernel launches as a CUfunction in the current context; `params` holds one
-    // pointer per kernel parameter, each to a local of the parameter's exact type (see callers).
+    // SAFETY: `f` is the kernel's function in the current context; `params` holds one pointer
+    // per kernel parameter, each to a local of the parameter's exact type (see callers).
     let rc = unsafe {
-        (ctx.driver().api.cuLaunchKernel)(k as CUfunction, g, 1, 1, abi::CUH_BLOCK_THREADS as u32, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut())
+        (ctx.driver().api.cuLaunchKernel)(f, g, 1, 1, abi::CUH_BLOCK_THREADS as u32, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut())
     };
     ctx.check(rc, "cuLaunchKernel (BLAS)")
 }
@@ -296,39 +334,39 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
         }
         return Ok(0.0);
     }
-    // Room for the workspace plus a 16-byte aligned result slot for host reads.
+    // Room for the workspace plus a 16-byte aligned device result slot, for host reads when the
+    // pinned host slot is not mapped.
     let result_slot = abi::CUH_WORKSPACE_BYTES.next_multiple_of(16);
-    let guard = handle.workspace(result_slot + 16)?;
-    let ws = guard.as_ref().ok_or_else(|| Error::invalid_state("reduction workspace missing"))?;
+    let mut guard = handle.workspace(result_slot + 16)?;
+    let ws = guard.as_mut().ok_or_else(|| Error::invalid_state("reduction workspace missing"))?;
     let mut workspace = ws.device.address();
-    let mut result = device_target.unwrap_or(workspace + result_slot as u64);
+    let copy_from = workspace + result_slot as u64;
+    // A host result goes straight into the mapped pinned slot when there is one, and the kernel
+    // signals it there (host_result.rs); a device result needs no signal.
+    let (mut result, mut sequence) = match device_target {
+        Some(target) => (target, 0u64),
+        None => (ws.host.target(copy_from), ws.host.next_sequence()),
+    };
     let (mut n_, mut xp, mut ix) = (n, xp, x.inc);
     match (op, y) {
         (Op::Dot, Some(y)) => {
             let (mut yp, mut iy) = (yp, y.inc);
-            launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(yp), p!(iy), p!(workspace), p!(result)], stream)?;
+            launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(yp), p!(iy), p!(workspace), p!(result), p!(sequence)], stream)?;
         }
         (Op::Dot, None) => return Err(Error::invalid_argument("dot needs a y vector")),
-        _ => launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(workspace), p!(result)], stream)?,
+        _ => launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(workspace), p!(result), p!(sequence)], stream)?,
     }
     if device_target.is_some() {
         return Ok(0.0);
     }
-    let api = &handle.context().driver().api;
-    // SAFETY: the pinned slot holds HOST_RESULT_BYTES >= 8 bytes and is ours while the workspace
-    // lock is held; the device slot lies inside the workspace allocation.
-    handle.context().check(unsafe { (api.cuMemcpyDtoHAsync)(ws.host_result.cast(), result, result_bytes, stream) }, "cuMemcpyDtoHAsync")?;
-    // SAFETY: the stream belongs to the active context.
-    handle.context().check(unsafe { (api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")?;
-    // SAFETY: the copy into the pinned slot completed (synchronised above); unaligned reads are
-    // used because the slot is only byte-typed.
-    let value = unsafe {
-        match (op, p) {
-            (Op::Iamax, _) => std::ptr::read_unaligned(ws.host_result as *const i64) as f64,
-            (_, Precision::F32) => std::ptr::read_unaligned(ws.host_result as *const f32) as f64,
-            (_, Precision::F64) => std::ptr::read_unaligned(ws.host_result as *const f64),
-        }
+    ws.host.receive(handle.context(), stream, sequence, copy_from, result_bytes)?;
+    let kind = match (op, p) {
+        (Op::Iamax, _) => ResultKind::Index,
+        (_, Precision::F32) => ResultKind::F32,
+        (_, Precision::F64) => ResultKind::F64,
     };
+    // SAFETY: `receive` returned Ok for this reduction, and the workspace lock is still held.
+    let value = unsafe { ws.host.read(kind) };
     drop(guard);
     Ok(value)
 }
@@ -358,6 +396,37 @@ mod tests {
                 assert!(source.contains(&format!(" {name}(")), "blas1.cu defines {name}");
             }
         }
+    }
+
+    #[test]
+    fn every_kernel_has_its_own_slot() {
+        let mut seen = [false; KERNEL_COUNT];
+        for op in Op::ALL {
+            for p in [Precision::F32, Precision::F64] {
+                let i = kernel_index(op, p);
+                assert!(i < KERNEL_COUNT && !seen[i], "{op:?} {p:?} -> {i}");
+                seen[i] = true;
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn grids_cover_n_up_to_what_is_resident() {
+        let h200 = 132;
+        // One block for tiny n: a host-result reduction is then a single block, no second wave.
+        assert_eq!(grid_for(h200, 1, Precision::F32, true), 1);
+        assert_eq!(grid_for(h200, 1000, Precision::F32, true), 1);
+        assert_eq!(grid_for(h200, 1000, Precision::F64, true), 1);
+        assert_eq!(grid_for(h200, 1000, Precision::F32, false), 4);
+        // Grows with n ...
+        assert_eq!(grid_for(h200, 1 << 16, Precision::F32, true), 16);
+        assert_eq!(grid_for(h200, 1 << 16, Precision::F64, true), 32);
+        assert_eq!(grid_for(h200, 1 << 16, Precision::F32, false), 256);
+        // ... up to the resident blocks, never past the reductions' combine limit.
+        assert_eq!(grid_for(h200, 1 << 28, Precision::F32, true), 132 * abi::CUH_REDUCE_BLOCKS_PER_SM as u32);
+        assert_eq!(grid_for(h200, 1 << 28, Precision::F32, false), 132 * abi::CUH_ELEMENTWISE_BLOCKS_PER_SM as u32);
+        assert_eq!(grid_for(1000, i64::MAX, Precision::F64, true), abi::CUH_MAX_REDUCE_BLOCKS as u32);
     }
 
     #[test]

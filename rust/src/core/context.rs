@@ -180,53 +180,40 @@ impl Drop for Context {
 
 /// The thread's previous current context, restored when dropped. Switching is skipped when the
 /// context is already current (27 ns saved per call, FIGURES.md).
+///
+/// Both switches use `cuCtxSetCurrent`, also when nothing was current: on an empty stack it puts
+/// the context on as the only entry, and `cuCtxSetCurrent(NULL)` takes that entry off again (the
+/// driver documents it as a pop, a no-op on an empty stack), so the thread's stack ends exactly as
+/// it was, as with a push/pop pair. Measured on the H200 (docs/runs/2026-11-29-cuhandle.csv), a
+/// call with nothing current, which used push/pop, cost 63 ns more than one with another context
+/// current, which used two `cuCtxSetCurrent`.
 #[must_use]
 pub struct Activation {
     previous: CUcontext,
-    switch: Switch,
+    switched: bool,
     driver: &'static Driver,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Switch {
-    /// The context was already current.
-    None,
-    /// Nothing was current: pushed onto the empty stack, popped afterwards.
-    Pushed,
-    /// Another context was current: replaced on top of the stack, put back afterwards.
-    Replaced,
 }
 
 impl Activation {
     fn enter(driver: &'static Driver, ctx: CUcontext) -> Result<Activation> {
         let previous = current_context(driver)?;
-        let switch = if previous == ctx {
-            Switch::None
-        } else if previous.is_null() {
+        let switched = previous != ctx;
+        if switched {
             // SAFETY: `ctx` was validated (or is being wrapped right after cuCtxGetId succeeded).
-            driver.check(unsafe { (driver.api.cuCtxPushCurrent)(ctx) }, "cuCtxPushCurrent")?;
-            Switch::Pushed
-        } else {
-            // SAFETY: as above.
             driver.check(unsafe { (driver.api.cuCtxSetCurrent)(ctx) }, "cuCtxSetCurrent")?;
-            Switch::Replaced
-        };
-        Ok(Activation { previous, switch, driver })
+        }
+        Ok(Activation { previous, switched, driver })
     }
 }
 
 impl Drop for Activation {
     fn drop(&mut self) {
-        let rc = match self.switch {
-            Switch::None => 0,
-            Switch::Pushed => {
-                let mut popped = std::ptr::null_mut();
-                // SAFETY: pops exactly the entry `enter` pushed onto the thread's empty stack.
-                unsafe { (self.driver.api.cuCtxPopCurrent)(&mut popped) }
-            }
-            // SAFETY: puts back what was on top of the stack before `enter`.
-            Switch::Replaced => unsafe { (self.driver.api.cuCtxSetCurrent)(self.previous) },
-        };
+        if !self.switched {
+            return;
+        }
+        // SAFETY: puts back what was on top of the stack before `enter` (NULL: takes off the
+        // entry `enter` put on the empty stack).
+        let rc = unsafe { (self.driver.api.cuCtxSetCurrent)(self.previous) };
         if rc != 0 {
             log::error!("restoring the caller's context failed: {}", self.driver.describe(rc));
         }

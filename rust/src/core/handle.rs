@@ -4,15 +4,17 @@
 //! object, which owns the only pointer to a `Handle`; everything here may be called from many
 //! threads at once.
 
+use crate::core::blas;
 use crate::core::context::{Activation, Context};
 use crate::core::device::{self, DeviceInfo};
 use crate::core::error::{Error, Result};
+use crate::core::host_result::HostResult;
 use crate::core::memory::DeviceMemory;
 use crate::core::raw_value;
 use crate::core::stream_pool;
 use cudarc::driver::sys::{CUcontext, CUstream};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// Marks "the handle's own stream" in `current_stream` (0, 1 and 2 are real stream values:
 /// legacy, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`).
@@ -27,22 +29,15 @@ const CU_STREAM_PER_THREAD: usize = 2;
 /// Dropping it frees both (the device part after the context's work is done).
 pub struct Workspace {
     pub device: DeviceMemory,
-    pub host_result: *mut u8,
+    pub host: HostResult,
 }
-
-// SAFETY: the pinned host pointer is only dereferenced while the workspace mutex is held.
-unsafe impl Send for Workspace {}
 
 impl Drop for Workspace {
     fn drop(&mut self) {
         let ctx = self.device.context();
         if let Ok(_scope) = ctx.activate() {
-            // SAFETY: allocated by cuMemHostAlloc in this context, freed once; every copy into it
-            // was waited for by the reduction that made it.
-            let rc = unsafe { (ctx.driver().api.cuMemFreeHost)(self.host_result.cast()) };
-            if rc != 0 {
-                log::warn!("freeing a handle's pinned result slot failed: {}", ctx.driver().describe(rc));
-            }
+            // Every reduction that wrote the slot was waited for (handle.destroy synchronises).
+            self.host.free(ctx);
         }
     }
 }
@@ -55,10 +50,10 @@ pub struct Handle {
     current_stream: AtomicUsize,
     init_lock: Mutex<()>,
     workspace: Mutex<Option<Workspace>>,
+    /// The BLAS kernels' functions in this handle's context, looked up on first use.
+    blas_functions: OnceLock<blas::Functions>,
 }
 
-/// Bytes of host memory the pinned result slot holds (the widest reduction result is 8 bytes).
-pub const HOST_RESULT_BYTES: usize = 64;
 
 impl Handle {
     pub fn new(ctx: Context) -> Result<Handle> {
@@ -70,6 +65,7 @@ impl Handle {
             current_stream: AtomicUsize::new(OWN_STREAM),
             init_lock: Mutex::new(()),
             workspace: Mutex::new(None),
+            blas_functions: OnceLock::new(),
         })
     }
 
@@ -84,6 +80,11 @@ impl Handle {
     #[inline]
     pub fn activate(&self) -> Result<Activation> {
         self.ctx.activate()
+    }
+
+    /// The handle's cache of the BLAS kernels' functions (see `blas::Functions`).
+    pub fn blas_functions(&self) -> &OnceLock<blas::Functions> {
+        &self.blas_functions
     }
 
     /// The stream work goes to. Call only with the context active.
@@ -205,11 +206,7 @@ impl Handle {
             // On any failure below, `device` is dropped and so freed (no leak on a failed setup).
             let device = DeviceMemory::allocate(&self.ctx, device_bytes)?;
             device.memset(0, device_bytes, 0, stream)?;
-            let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
-            let api = &self.ctx.driver().api;
-            // SAFETY: out-pointer is valid; flags 0 = plain pinned memory of the current context.
-            self.ctx.check(unsafe { (api.cuMemHostAlloc)(&mut host, HOST_RESULT_BYTES, 0) }, "cuMemHostAlloc")?;
-            *guard = Some(Workspace { device, host_result: host.cast() });
+            *guard = Some(Workspace { device, host: HostResult::allocate(&self.ctx)? });
         }
         Ok(guard)
     }

@@ -72,13 +72,34 @@ fn attributes(shape: &LaunchShape) -> ([LaunchAttribute; 2], u32) {
     (attrs, n as u32)
 }
 
-/// Launches `kernel` on the handle's stream in the handle's context.
+/// The instance of `kernel` in the handle's context (`cuKernelGetFunction`). Launching it
+/// spares the driver resolving the context-independent kernel to it on every launch. It stays
+/// valid while the kernel's library is loaded and the context lives; callers keep it per context
+/// id, which a handle validates before each use (H8), so a destroyed or reset context's function
+/// is never launched.
+pub(crate) fn function(handle: &Handle, kernel: CUkernel) -> Result<CUfunction> {
+    let _scope = handle.activate()?;
+    function_in_active_context(handle, kernel)
+}
+
+/// As `function`, with the handle's context already active.
+pub(crate) fn function_in_active_context(handle: &Handle, kernel: CUkernel) -> Result<CUfunction> {
+    let ctx = handle.context();
+    let mut function: CUfunction = std::ptr::null_mut();
+    // SAFETY: out-pointer is a valid local; the handle's context is current; the driver checks
+    // the kernel handle (the caller got it from a loaded library).
+    ctx.check(unsafe { (ctx.driver().api.cuKernelGetFunction)(&mut function, kernel) }, "cuKernelGetFunction")?;
+    Ok(function)
+}
+
+/// Launches `function` (from `function` above, or a `CUkernel`, which the driver resolves for the
+/// current context on every launch) on the handle's stream in the handle's context.
 ///
 /// # Safety
 /// `params` must point to `arg_count` readable pointers, each to an argument of the size the
 /// kernel expects (the Java side checks sizes where the driver reports them; device pointers
 /// are the caller's promise).
-pub unsafe fn launch(handle: &Handle, kernel: CUkernel, shape: LaunchShape, params: *mut *mut c_void, arg_count: usize) -> Result<()> {
+pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, params: *mut *mut c_void, arg_count: usize) -> Result<()> {
     if arg_count > MAX_KERNEL_ARGS {
         return Err(Error::invalid_argument(format!("{arg_count} kernel arguments given; at most {MAX_KERNEL_ARGS} are supported")));
     }
@@ -91,17 +112,18 @@ pub unsafe fn launch(handle: &Handle, kernel: CUkernel, shape: LaunchShape, para
     if !shape.needs_attributes() {
         let [gx, gy, gz] = shape.grid;
         let [bx, by, bz] = shape.block;
-        // SAFETY: a CUkernel may be passed where a CUfunction is expected; the driver then uses the
-        // kernel's instance for the current context (CUDA 12 docs; verified in FIGURES.md). The
+        // SAFETY: `function` is a function of the current context, or a CUkernel, which may be passed
+        // where a CUfunction is expected (the driver then uses the kernel's instance for the current
+        // context; CUDA 12 docs, verified in FIGURES.md). The
         // parameter array holds `arg_count` valid pointers (the function's contract).
-        let rc = unsafe { (api.cuLaunchKernel)(kernel as CUfunction, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) };
+        let rc = unsafe { (api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) };
         return ctx.check(rc, "cuLaunchKernel");
     }
     let (mut attrs, num_attrs) = attributes(&shape);
     let config = LaunchConfig { grid: shape.grid, block: shape.block, shared_bytes: shape.shared_bytes, stream, attrs: attrs.as_mut_ptr(), num_attrs };
-    // SAFETY: as above for the kernel and the parameters; `config` and the attributes it points to
+    // SAFETY: as above for the function and the parameters; `config` and the attributes it points to
     // live on this stack frame for the whole call and have cuda.h's layout (tests below).
-    let rc = unsafe { (api.cuLaunchKernelEx)(&config, kernel as CUfunction, params, std::ptr::null_mut()) };
+    let rc = unsafe { (api.cuLaunchKernelEx)(&config, function, params, std::ptr::null_mut()) };
     ctx.check(rc, "cuLaunchKernelEx")
 }
 

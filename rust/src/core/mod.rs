@@ -7,6 +7,7 @@ pub mod driver;
 pub mod error;
 pub mod event;
 pub mod handle;
+pub mod host_result;
 pub mod image;
 pub mod kernels;
 pub mod launch;

@@ -140,9 +140,20 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelAttribute<'l>(mut env: 
     })
 }
 
+/// The kernel's function in the handle's context, for the Java Kernel to cache per context id.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelFunction<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, kernel: jlong) -> jlong {
+    entry!(env, |_e| {
+        // SAFETY: live handle pointer held by a Java Handle; `kernel` belongs to a library the
+        // Java caller holds open.
+        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
+        Ok(launch::function(handle, kernel as _)? as jlong)
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
-    mut env: EnvUnowned<'l>, _c: jclass, h: jlong, kernel: jlong,
+    mut env: EnvUnowned<'l>, _c: jclass, h: jlong, function: jlong,
     gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint, params: jlong, arg_count: jint,
     cooperative: jboolean, cx: jint, cy: jint, cz: jint,
 ) {
@@ -158,9 +169,10 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
         };
         // SAFETY: `params` is the address of the pointer array in the Java launch object's direct
         // buffer: each of its first `arg_count` entries points at that argument's bytes inside the
-        // same buffer (KernelLaunch writes them), which stays reachable during the call; `kernel`
-        // belongs to an open library (checked in Java).
-        unsafe { launch::launch(handle, kernel as _, shape, params as *mut *mut std::ffi::c_void, arg_count.max(0) as usize)? };
+        // same buffer (KernelLaunch writes them), which stays reachable during the call; `function`
+        // is the kernel's function in this handle's context (Kernel.java keeps it per context id)
+        // and its library is open (checked in Java).
+        unsafe { launch::launch(handle, function as _, shape, params as *mut *mut std::ffi::c_void, arg_count.max(0) as usize)? };
         Ok(())
     })
 }

@@ -125,12 +125,14 @@ driver_api! {
         cuMemsetD8Async = "cuMemsetD8Async"(CUdeviceptr, u8, usize, CUstream);
         cuMemHostAlloc = "cuMemHostAlloc"(*mut *mut c_void, usize, c_uint);
         cuMemFreeHost = "cuMemFreeHost"(*mut c_void);
+        cuMemHostGetDevicePointer = "cuMemHostGetDevicePointer_v2"(*mut CUdeviceptr, *mut c_void, c_uint);
         cuPointerGetAttribute = "cuPointerGetAttribute"(*mut c_void, c_int, CUdeviceptr);
         cuLibraryLoadData = "cuLibraryLoadData"(*mut CUlibrary, *const c_void, *mut c_int, *mut *mut c_void, c_uint, *mut c_int, *mut *mut c_void, c_uint);
         cuLibraryUnload = "cuLibraryUnload"(CUlibrary);
         cuLibraryGetKernel = "cuLibraryGetKernel"(*mut CUkernel, CUlibrary, *const c_char);
         cuLibraryGetGlobal = "cuLibraryGetGlobal"(*mut CUdeviceptr, *mut usize, CUlibrary, *const c_char);
         cuLibraryGetManaged = "cuLibraryGetManaged"(*mut CUdeviceptr, *mut usize, CUlibrary, *const c_char);
+        cuKernelGetFunction = "cuKernelGetFunction"(*mut CUfunction, CUkernel);
         cuKernelGetAttribute = "cuKernelGetAttribute"(*mut c_int, c_int, CUkernel, CUdevice);
         cuLaunchKernel = "cuLaunchKernel"(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
         cuLaunchKernelEx = "cuLaunchKernelEx"(*const crate::core::launch::LaunchConfig, CUfunction, *mut *mut c_void, *mut *mut c_void);

@@ -25,6 +25,25 @@ public final class Kernel {
     /** Per device: the dynamic shared memory this kernel was opted in to (set once per device and size). */
     private final Map<Integer, Integer> dynamicSharedOptIn = new ConcurrentHashMap<>();
 
+    /** The kernel's function in the context of the last launch; null before the first launch. */
+    private volatile ContextFunction lastFunction;
+
+    /**
+     * A kernel's function ({@code cuKernelGetFunction}) in the context of one id. Launching it spares
+     * the driver resolving the kernel for the context on every launch. Keyed by context id, which a
+     * handle validates before every launch (H8), so a function of a destroyed or reset context is
+     * never launched; the library is open while its kernels launch.
+     */
+    private static final class ContextFunction {
+        final long contextId;
+        final long function;
+
+        ContextFunction(long contextId, long function) {
+            this.contextId = contextId;
+            this.function = function;
+        }
+    }
+
     Kernel(Library library, String name, long raw, long[] encodedSizes) {
         this.library = library;
         this.name = name;
@@ -63,10 +82,6 @@ public final class Kernel {
      */
     public Library library() {
         return library;
-    }
-
-    long raw() {
-        return raw;
     }
 
     /**
@@ -123,6 +138,18 @@ public final class Kernel {
             decode(NativeApi.kernelParamSizes(handlePointer, libraryPointer, raw));
         }
         return paramSizes;
+    }
+
+    /** The function to launch on {@code handle} (which has entered its call, as has the library). */
+    long function(Handle handle, long handlePointer) {
+        ContextFunction f = lastFunction;
+        long contextId = handle.contextId();
+        if (f == null || f.contextId != contextId) {
+            // Threads racing here get the same function; whichever store wins is right.
+            f = new ContextFunction(contextId, NativeApi.kernelFunction(handlePointer, raw));
+            lastFunction = f;
+        }
+        return f.function;
     }
 
     /**

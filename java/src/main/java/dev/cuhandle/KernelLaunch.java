@@ -446,7 +446,7 @@ public final class KernelLaunch {
                 int entered = enterBuffers(handle);
                 try {
                     check(handle, h, lib);
-                    NativeApi.launch(h, kernel.raw(), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz);
+                    NativeApi.launch(h, kernel.function(handle, h), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz);
                 } finally {
                     exitBuffers(entered);
                 }

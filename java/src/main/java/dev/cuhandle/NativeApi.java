@@ -115,7 +115,9 @@ final class NativeApi {
 
     static native int kernelAttribute(long library, long kernel, int attribute, int device);
 
-    static native void launch(long handle, long kernel, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, long params, int argCount,
+    static native long kernelFunction(long handle, long kernel);
+
+    static native void launch(long handle, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, long params, int argCount,
             boolean cooperative, int clusterX, int clusterY, int clusterZ);
 
     static native long[] libraryGlobal(long handle, long library, String name);
