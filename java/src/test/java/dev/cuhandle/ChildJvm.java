@@ -3,6 +3,8 @@ package dev.cuhandle;
 import java.io.File;
 import java.io.IOException;
 import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -96,12 +98,14 @@ public final class ChildJvm {
         // points (NativeTestApi), which must shadow the shipped one in the main classes or JAR.
         for (Class<?> c : new Class<?>[] {ChildJvm.class, Cuda.class}) {
             CodeSource source = c.getProtectionDomain().getCodeSource();
-            if (source != null && source.getLocation() != null && "file".equals(source.getLocation().getProtocol())) {
-                try {
-                    entries.add(Paths.get(source.getLocation().toURI()).toAbsolutePath().toString());
-                } catch (URISyntaxException e) {
-                    // java.class.path below still applies
-                }
+            if (source != null) {
+                addFile(entries, source.getLocation());
+            }
+        }
+        // The console launcher puts --class-path (test libraries such as JCuda) into a URLClassLoader.
+        if (ChildJvm.class.getClassLoader() instanceof URLClassLoader) {
+            for (URL url : ((URLClassLoader) ChildJvm.class.getClassLoader()).getURLs()) {
+                addFile(entries, url);
             }
         }
         for (String entry : System.getProperty("java.class.path", "").split(File.pathSeparator)) {
@@ -110,6 +114,16 @@ public final class ChildJvm {
             }
         }
         return String.join(File.pathSeparator, entries);
+    }
+
+    private static void addFile(Set<String> entries, URL location) {
+        if (location != null && "file".equals(location.getProtocol())) {
+            try {
+                entries.add(Paths.get(location.toURI()).toAbsolutePath().toString());
+            } catch (URISyntaxException e) {
+                // java.class.path still applies
+            }
+        }
     }
 
     /** The last non-empty line of the output. */

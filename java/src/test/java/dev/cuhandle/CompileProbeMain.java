@@ -11,7 +11,7 @@ public final class CompileProbeMain {
         String source = "extern \"C\" __global__ void k() {}";
         for (int attempt = 1; attempt <= 2; attempt++) {
             try {
-                Library.compile(source, CompileOptions.defaults().architecture("compute_70")).close();
+                Library.compile(source, CompileOptions.defaults().architecture("compute_75")).close();
                 System.out.println("compiled" + attempt + "=true");
             } catch (CudaException e) {
                 System.out.println("exception" + attempt + "=" + e.getClass().getSimpleName());

@@ -91,8 +91,13 @@ class LibraryLoadOptionsGpuTest extends GpuTestSupport {
     @Test
     @StandInCapable
     void theVerboseJitLogIsReadable() {
-        try (Library lib = Library.load(KernelGpuTestBase.ptxBytes(), LoadOptions.defaults().logVerbose(true))) {
-            lib.kernel("cuh_test_add_one"); // lazy loading may JIT-compile at the first lookup
+        try (Library lib = Library.load(KernelGpuTestBase.ptxBytes(), LoadOptions.defaults().logVerbose(true));
+                DeviceBuffer x = handle.upload(new float[32])) {
+            // Context-independent loading JITs when the kernel is first loaded into a context (at the
+            // first launch with lazy loading, CUDA's default since 12.2), not at cuLibraryLoadData: the
+            // driver writes the log then, into the buffer the library keeps for its whole life.
+            handle.launch(lib.kernel("cuh_test_add_one"), Dim3.of(1), Dim3.of(32), 0, x, 32);
+            handle.synchronize();
             String log = lib.jitLog();
             System.out.println("[jit-log] " + log);
             assertFalse(log.isEmpty(), "a verbose JIT of PTX says what it did");

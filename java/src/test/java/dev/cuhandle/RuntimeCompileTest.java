@@ -154,19 +154,19 @@ class RuntimeCompileTest {
     @Test
     void theDiskCacheServesAnotherProcessAndSurvivesDamage(@TempDir Path dir) throws Exception {
         String source = unique(SAXPY);
-        CompileOptions options = CompileOptions.defaults().architecture("compute_70");
+        CompileOptions options = CompileOptions.defaults().architecture("compute_75");
         String before = System.getProperty(DiskImageCache.DIR_PROPERTY);
         System.setProperty(DiskImageCache.DIR_PROPERTY, dir.toString());
         try {
             long compiles = RuntimeCompiler.compileCount();
-            byte[] first = RuntimeCompiler.image(source, options, "compute_70");
+            byte[] first = RuntimeCompiler.image(source, options, "compute_75");
             Path[] entries;
             try (java.util.stream.Stream<Path> files = Files.list(dir)) {
                 entries = files.toArray(Path[]::new);
             }
             assertEquals(1, entries.length, "one entry, no temporary file left: " + java.util.Arrays.toString(entries));
             RuntimeCompiler.clearCache(); // as a new process: only the disk has it
-            byte[] fromDisk = RuntimeCompiler.image(source, options, "compute_70");
+            byte[] fromDisk = RuntimeCompiler.image(source, options, "compute_75");
             assertArrayEquals(first, fromDisk);
             assertEquals(compiles + 1, RuntimeCompiler.compileCount(), "served from disk without NVRTC");
             // A damaged entry is a miss, deleted and written anew.
@@ -174,10 +174,10 @@ class RuntimeCompileTest {
             damaged[damaged.length - 1] ^= 1;
             Files.write(entries[0], damaged);
             RuntimeCompiler.clearCache();
-            assertArrayEquals(first, RuntimeCompiler.image(source, options, "compute_70"));
+            assertArrayEquals(first, RuntimeCompiler.image(source, options, "compute_75"));
             assertEquals(compiles + 2, RuntimeCompiler.compileCount(), "compiled again");
             RuntimeCompiler.clearCache();
-            RuntimeCompiler.image(source, options, "compute_70");
+            RuntimeCompiler.image(source, options, "compute_75");
             assertEquals(compiles + 2, RuntimeCompiler.compileCount(), "the rewritten entry serves again");
         } finally {
             if (before == null) {
