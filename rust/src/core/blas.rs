@@ -263,6 +263,12 @@ pub enum ResultTarget<'a> {
     Device(&'a DeviceMemory, usize, usize),
 }
 
+/// Bytes of a handle's reduction workspace: the partials and counter, then a 16-byte aligned
+/// result slot for host reads.
+pub fn workspace_bytes() -> usize {
+    abi::CUH_WORKSPACE_BYTES.next_multiple_of(16) + 16
+}
+
 /// dot, nrm2, asum or iamax. Returns the value for `ResultTarget::Host` (iamax as a 1-based
 /// index in an f64), 0 for `Device`.
 pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Option<Vector>, target: ResultTarget) -> Result<f64> {
@@ -298,7 +304,7 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
     }
     // Room for the workspace plus a 16-byte aligned result slot for host reads.
     let result_slot = abi::CUH_WORKSPACE_BYTES.next_multiple_of(16);
-    let guard = handle.workspace(result_slot + 16)?;
+    let guard = handle.workspace(workspace_bytes())?;
     let ws = guard.as_ref().ok_or_else(|| Error::invalid_state("reduction workspace missing"))?;
     let mut workspace = ws.device.address();
     let mut result = device_target.unwrap_or(workspace + result_slot as u64);
