@@ -861,8 +861,8 @@ public final class Handle implements AutoCloseable {
      * Records this handle's calls made by {@code work} into a CUDA graph instead of running them, for
      * replay with {@link Graph#launch(Handle)} at a fraction of the launch cost (stream capture,
      * {@code cuStreamBeginCapture}). BLAS calls that write to device memory, kernel launches,
-     * {@link #memset(DeviceBuffer, int)}, {@link #copy(DeviceBuffer, DeviceBuffer)}, device-result
-     * reductions and {@link Event#record(Handle)} are recorded; none of them runs now.
+     * {@link #memset(DeviceBuffer, int)}, {@link #copy(DeviceBuffer, DeviceBuffer)} and device-result
+     * reductions are recorded; none of them runs now.
      *
      * <p>The capture runs on a stream only this handle uses (the handle's default stream may be shared
      * with other handles), in the driver's thread-local mode, and is confined to the calling thread:
