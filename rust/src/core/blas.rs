@@ -121,6 +121,12 @@ fn kernel(op: Op, p: Precision) -> Result<CUkernel> {
     Ok(KERNELS.get_or_init(|| Kernels(all)).0[index])
 }
 
+/// Loads the built-in library and looks up its kernels now (graph capture must not record or
+/// trip over a library load).
+pub fn load_kernels() -> Result<()> {
+    kernel(Op::Scal, Precision::F32).map(|_| ())
+}
+
 /// Elements a vector of `n` elements with increment `inc` spans: 1 + (n-1)*|inc|.
 pub fn span(n: i64, inc: i64) -> Option<u64> {
     (n as u64 - 1).checked_mul(inc.unsigned_abs())?.checked_add(1)

@@ -55,6 +55,7 @@ pub fn begin_capture(handle: &Handle) -> Result<()> {
     // A reduction inside the capture must not create the workspace: its allocation and zeroing
     // would be recorded instead of done. Create it now.
     drop(handle.workspace(blas::workspace_bytes())?);
+    blas::load_kernels()?;
     let ctx = handle.context();
     let stream = stream_pool::take_private(ctx)?;
     // SAFETY: a live stream of the active context; the mode is a valid CUstreamCaptureMode.

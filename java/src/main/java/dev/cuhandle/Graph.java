@@ -103,31 +103,26 @@ public final class Graph implements AutoCloseable {
             return;
         }
         Object resource = resources.get(index);
-        if (resource instanceof DeviceBuffer) {
-            DeviceBuffer buffer = (DeviceBuffer) resource;
-            enterResource(() -> buffer.enterFor(handle), "DeviceBuffer");
-            try {
-                launchHoldingResources(g, h, handle, index + 1);
-            } finally {
-                buffer.exit();
+        DeviceBuffer buffer = resource instanceof DeviceBuffer ? (DeviceBuffer) resource : null;
+        Library library = buffer == null ? (Library) resource : null;
+        try {
+            if (buffer != null) {
+                buffer.enterFor(handle);
+            } else {
+                library.enter();
             }
-        } else {
-            Library library = (Library) resource;
-            enterResource(library::enter, "Library");
-            try {
-                launchHoldingResources(g, h, handle, index + 1);
-            } finally {
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("the graph uses a " + (buffer != null ? "DeviceBuffer" : "Library") + " that was closed after the capture;"
+                    + " a graph can only be replayed while the buffers and libraries of its recorded calls are open", e);
+        }
+        try {
+            launchHoldingResources(g, h, handle, index + 1);
+        } finally {
+            if (buffer != null) {
+                buffer.exit();
+            } else {
                 library.exit();
             }
-        }
-    }
-
-    private static void enterResource(java.util.function.LongSupplier enter, String what) {
-        try {
-            enter.getAsLong();
-        } catch (IllegalStateException e) {
-            throw new IllegalStateException("the graph uses a " + what + " that was closed after the capture; a graph can only be replayed while"
-                    + " the buffers and libraries of its recorded calls are open", e);
         }
     }
 

@@ -252,6 +252,25 @@ class GraphGpuTest extends KernelGpuTestBase {
         }
     }
 
+    /** A library closed after the capture makes the replay an IllegalStateException, not a launch of an unloaded kernel. */
+    @Test
+    void replayRefusesAClosedLibrary() {
+        try (Handle h = Handle.create(0); DeviceBuffer x = h.allocate(4L * N)) {
+            Library lib = TestKernels.loadPtx();
+            Kernel addOne = lookUpInPrimaryContext(lib, "cuh_test_add_one");
+            h.memset(x, 0);
+            try (Graph g = h.capture(() -> h.launch(addOne, Dim3.of(16), Dim3.of(BLOCK), 0, x, N))) {
+                g.launch(h);
+                h.synchronize();
+                lib.close();
+                IllegalStateException e = assertThrows(IllegalStateException.class, () -> g.launch(h));
+                assertTrue(e.getMessage().contains("Library that was closed after the capture"), e.getMessage());
+            } finally {
+                lib.close();
+            }
+        }
+    }
+
     /** A graph replays only in its own context. */
     @Test
     void replayOnAHandleOfAnotherContextIsRefused() {

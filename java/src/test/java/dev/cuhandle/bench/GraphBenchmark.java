@@ -64,6 +64,10 @@ public final class GraphBenchmark {
                     Blas.saxpy(h, 1, alpha, x, 1, yDirect, 1);
                 }
             };
+            try (DeviceBuffer scratch = h.upload(new float[] {0f})) {
+                Blas.saxpy(h, 1, alpha, x, 1, scratch, 1); // loads the kernel in this context before the capture
+                h.synchronize();
+            }
             try (Graph g = h.capture(() -> {
                 for (int k = 0; k < KERNELS; k++) {
                     Blas.saxpy(h, 1, alpha, x, 1, yGraph, 1);
