@@ -68,6 +68,7 @@ step "cuBLAS sweep" cublas.csv timeout 150 ./cublas_l1 10 "${BLAS_LOG2_MAX:-28}"
 step "cuhandle BLAS sweep" cuhandle-blas.csv timeout 150 "$here/run-class" dev.cuhandle.bench.BlasBenchmark 10 "${BLAS_LOG2_MAX:-28}"
 step "run-time compilation" compile.csv timeout 120 "$here/run-class" dev.cuhandle.bench.CompileBenchmark
 step "launches, cuhandle and JCuda" launch.csv timeout 120 "$here/run-class" dev.cuhandle.LaunchBenchmark
+step "graphs of 100 saxpy n=1 against stream launches" graph.csv timeout 90 "$here/run-class" dev.cuhandle.bench.GraphBenchmark
 i=1
 while [ "$i" -le "${HANDLE_RUNS:-5}" ]; do
   step "handle costs $i" handle.csv timeout 60 "$here/run-class" dev.cuhandle.bench.HandleBenchmark "$i"

@@ -25,7 +25,7 @@ typedef int CUresult;
 typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;
 typedef unsigned long long cuuint64_t;
-typedef void *CUcontext, *CUstream, *CUevent, *CUlibrary, *CUkernel, *CUfunction;
+typedef void *CUcontext, *CUstream, *CUevent, *CUlibrary, *CUkernel, *CUfunction, *CUgraph, *CUgraphExec, *CUgraphNode;
 typedef void (*CUhostFn)(void *userData);
 
 enum {
@@ -33,7 +33,8 @@ enum {
     NO_DEVICE = 100, INVALID_DEVICE = 101, INVALID_IMAGE = 200, INVALID_CONTEXT = 201,
     CONTEXT_ALREADY_CURRENT = 202, INVALID_PTX = 218, INVALID_HANDLE = 400, NOT_FOUND = 500,
     NOT_READY = 600, ILLEGAL_ADDRESS = 700, CONTEXT_IS_DESTROYED = 709, COOPERATIVE_LAUNCH_TOO_LARGE = 720,
-    NOT_SUPPORTED = 801, INVALID_CLUSTER_SIZE = 912, UNKNOWN = 999
+    ILLEGAL_STATE = 401, NOT_SUPPORTED = 801, STREAM_CAPTURE_UNSUPPORTED = 900, STREAM_CAPTURE_INVALIDATED = 901,
+    STREAM_CAPTURE_WRONG_THREAD = 908, INVALID_CLUSTER_SIZE = 912, UNKNOWN = 999
 };
 
 #define MAX_DEVICES 8
@@ -55,6 +56,7 @@ enum {
 enum StreamKind { USER_STREAM, LEGACY_STREAM, PER_THREAD_STREAM };
 
 struct Ctx;
+struct Graph;
 
 typedef struct Stream {
     struct Ctx *ctx;
@@ -62,7 +64,31 @@ typedef struct Stream {
     enum StreamKind kind;
     uint64_t thread;  /* owner thread of a per-thread stream */
     int64_t busy;     /* monotonic ns until which queued work runs */
+    struct Graph *capture;   /* the graph being captured on this stream, or NULL */
+    uint64_t capture_thread; /* the thread that began the capture */
+    int capture_mode;        /* 0 global, 1 thread-local, 2 relaxed */
 } Stream;
+
+/* One recorded operation of a captured graph: a copy/memset (as `copy` takes it) or a launch. */
+#define GRAPH_MAX_POINTER_ARGS 16
+typedef struct {
+    int launch;
+    int kind; /* enum CopyKind, for copies */
+    CUdeviceptr dst, src;
+    void *host;
+    unsigned char fill;
+    size_t n;
+    int npointers; /* 8-byte launch arguments, to mark the allocations they point into as used */
+    uint64_t pointers[GRAPH_MAX_POINTER_ARGS];
+} GraphOp;
+
+/* A captured graph (template) or an instantiated one: the recorded operations, in order. */
+typedef struct Graph {
+    struct Ctx *ctx;
+    int invalidated;
+    size_t n, cap;
+    GraphOp *ops;
+} Graph;
 
 /* Contexts are never freed: a destroyed context's pointer stays safe to inspect. */
 typedef struct Ctx {
@@ -170,6 +196,9 @@ static Vec g_kernels;    /* kernels of loaded libraries */
 static Vec g_allocs;     /* live device allocations */
 static Vec g_host;       /* live cuMemHostAlloc blocks */
 static Vec g_quarantine; /* freed, poisoned allocations not yet returned to malloc */
+static Vec g_graphs;     /* captured graphs (templates) */
+static Vec g_graph_execs; /* instantiated graphs */
+static int capture_forbids_unsafe_call(void);
 static int64_t g_work_ns;
 /* Injected faults belong to the thread that asked for them: the JVM's cleaner thread, freeing
  * objects that other tests leaked, must never consume a fault meant for a test. */
@@ -728,6 +757,7 @@ EXPORT CUresult cuCtxSynchronize(void) {
     Ctx *c;
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
+    if ((rc = capture_forbids_unsafe_call())) RETURN(rc);
     rc = sync_outcome(c);
     if (rc) RETURN(rc);
     int64_t until = c->legacy.busy;
@@ -770,6 +800,11 @@ EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
     Stream *s;
     int rc = resolve_stream(hStream, 0, &s);
     if (rc) RETURN(rc);
+    if (s->capture) {
+        s->capture->invalidated = 1;
+        RETURN(STREAM_CAPTURE_UNSUPPORTED);
+    }
+    if ((rc = capture_forbids_unsafe_call())) RETURN(rc);
     rc = sync_outcome(s->ctx);
     if (rc) RETURN(rc);
     int64_t until = s->busy;
@@ -891,7 +926,9 @@ EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
     ENTER();
     if (!vec_has(&g_events, hEvent)) RETURN(bad_handle(INVALID_HANDLE));
     Event *e = hEvent;
-    int rc = sync_outcome(e->ctx);
+    int rc = capture_forbids_unsafe_call();
+    if (rc) RETURN(rc);
+    rc = sync_outcome(e->ctx);
     if (rc) RETURN(rc);
     int64_t until = e->recorded ? e->time : 0;
     UNLOCK();
@@ -961,6 +998,7 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
     Ctx *c;
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
+    if ((rc = capture_forbids_unsafe_call())) RETURN(rc);
     Alloc *a = find_base((uintptr_t)dptr);
     if (!a) RETURN(INVALID_VALUE);
     int64_t until = a->in_use_until;
@@ -1014,6 +1052,32 @@ static int device_range(Ctx *c, CUdeviceptr p, size_t n, Alloc **out) {
 
 enum CopyKind { HTOD, DTOH, DTOD, MEMSET };
 
+static int graph_record(Graph *g, const GraphOp *op) {
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 16;
+        GraphOp *ops = realloc(g->ops, cap * sizeof *ops);
+        if (!ops) return OUT_OF_MEMORY;
+        g->ops = ops;
+        g->cap = cap;
+    }
+    g->ops[g->n++] = *op;
+    return SUCCESS;
+}
+
+/* Thread-local and global captures forbid the capturing thread's unsafe calls (synchronise, free):
+ * like the driver, the call fails and the capture is invalidated. Returns the code to fail with. */
+static int capture_forbids_unsafe_call(void) {
+    int rc = SUCCESS;
+    for (size_t i = 0; i < g_streams.n; i++) {
+        Stream *o = g_streams.items[i];
+        if (o->capture && o->capture_mode != 2 && o->capture_thread == thread_id()) {
+            o->capture->invalidated = 1;
+            rc = STREAM_CAPTURE_UNSUPPORTED;
+        }
+    }
+    return rc;
+}
+
 /* Copies at once (memmove); the stream is busy for the simulated work time and the allocations
  * count as in use until then. Every device range must lie inside one allocation of the context. */
 static int copy(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsigned char fill, size_t n,
@@ -1026,6 +1090,10 @@ static int copy(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src
     Alloc *da = NULL, *sa = NULL;
     if (kind != DTOH && (rc = device_range(s->ctx, dst, n, &da))) return rc;
     if ((kind == DTOH || kind == DTOD) && (rc = device_range(s->ctx, src, n, &sa))) return rc;
+    if (s->capture) {
+        GraphOp op = {.kind = kind, .dst = dst, .src = src, .host = host, .fill = fill, .n = n};
+        return graph_record(s->capture, &op);
+    }
     void *to = kind == DTOH ? host : (void *)(uintptr_t)dst;
     if (kind == MEMSET) memset(to, fill, n);
     else memmove(to, kind == HTOD ? host : (void *)(uintptr_t)src, n);
@@ -1639,6 +1707,13 @@ static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     }
     /* An unknown signature's arguments are not read at all: cuhandle passes exact-size arrays
      * (blas.rs), so there is no NULL to stop at, and an argument may be shorter than 8 bytes. */
+    if (s->capture) {
+        GraphOp op = {0};
+        op.launch = 1;
+        for (int i = 0; i < nargs && op.npointers < GRAPH_MAX_POINTER_ARGS; i++)
+            if (k->sizes[i] == 8) memcpy(&op.pointers[op.npointers++], kernelParams[i], 8);
+        return graph_record(s->capture, &op);
+    }
     int64_t done = enqueue(s, g_work_ns);
     for (int i = 0; i < nargs; i++)
         if (k->sizes[i] == 8) argument_use(s->ctx, kernelParams[i], done);
@@ -1699,6 +1774,124 @@ EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void 
     RETURN(launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,
                   config->sharedMemBytes, config->hStream, kernelParams, extra, flags));
 }
+
+/* ---------------------------------------------------------------- graphs (stream capture) */
+
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, int mode) {
+    ENTER();
+    Stream *s;
+    int rc = resolve_stream(hStream, 1, &s);
+    if (rc) RETURN(rc);
+    if (mode < 0 || mode > 2) RETURN(INVALID_VALUE);
+    if (s->kind == LEGACY_STREAM) RETURN(STREAM_CAPTURE_UNSUPPORTED); /* the legacy stream cannot be captured */
+    if (s->capture) RETURN(ILLEGAL_STATE);
+    Graph *g = calloc(1, sizeof *g);
+    if (!g) RETURN(OUT_OF_MEMORY);
+    g->ctx = s->ctx;
+    s->capture = g;
+    s->capture_thread = thread_id();
+    s->capture_mode = mode;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) {
+    ENTER();
+    if (!phGraph) RETURN(INVALID_VALUE);
+    Stream *s;
+    int rc = resolve_stream(hStream, 0, &s);
+    if (rc) RETURN(rc);
+    if (!s->capture) RETURN(ILLEGAL_STATE);
+    if (s->capture_mode != 2 && s->capture_thread != thread_id()) RETURN(STREAM_CAPTURE_WRONG_THREAD);
+    Graph *g = s->capture;
+    s->capture = NULL;
+    if (g->invalidated) {
+        free(g->ops);
+        free(g);
+        *phGraph = NULL;
+        RETURN(STREAM_CAPTURE_INVALIDATED);
+    }
+    vec_push(&g_graphs, g);
+    *phGraph = g;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuStreamIsCapturing(CUstream hStream, int *status) {
+    ENTER();
+    if (!status) RETURN(INVALID_VALUE);
+    Stream *s;
+    int rc = resolve_stream(hStream, 0, &s);
+    if (rc) RETURN(rc);
+    *status = !s->capture ? 0 : s->capture->invalidated ? 2 : 1;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes) {
+    ENTER();
+    if (!numNodes) RETURN(INVALID_VALUE);
+    if (!vec_has(&g_graphs, hGraph)) RETURN(bad_handle(INVALID_HANDLE));
+    Graph *g = hGraph;
+    if (nodes)
+        for (size_t i = 0; i < g->n && i < *numNodes; i++) nodes[i] = &g->ops[i];
+    *numNodes = g->n;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
+    ENTER();
+    if (!phGraphExec || flags) RETURN(INVALID_VALUE);
+    if (!vec_has(&g_graphs, hGraph)) RETURN(bad_handle(INVALID_HANDLE));
+    Graph *g = hGraph, *e = calloc(1, sizeof *e);
+    if (!e) RETURN(OUT_OF_MEMORY);
+    *e = *g;
+    e->cap = g->n;
+    e->ops = g->n ? malloc(g->n * sizeof *e->ops) : NULL;
+    if (g->n && !e->ops) {
+        free(e);
+        RETURN(OUT_OF_MEMORY);
+    }
+    if (g->n) memcpy(e->ops, g->ops, g->n * sizeof *e->ops);
+    vec_push(&g_graph_execs, e);
+    *phGraphExec = e;
+    RETURN(SUCCESS);
+}
+
+/* Replays the recorded operations on the stream, each as if queued there now: copies and memsets
+ * execute (their ranges are checked again, so a freed buffer is out of bounds), launches count. */
+EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
+    ENTER();
+    if (!vec_has(&g_graph_execs, hGraphExec)) RETURN(bad_handle(INVALID_HANDLE));
+    Graph *e = hGraphExec;
+    Stream *s;
+    int rc = resolve_stream(hStream, 1, &s);
+    if (rc) RETURN(rc);
+    if (s->ctx != e->ctx) RETURN(INVALID_VALUE);
+    if (s->capture) RETURN(NOT_SUPPORTED); /* graph launches are not captured here */
+    for (size_t i = 0; i < e->n; i++) {
+        GraphOp *op = &e->ops[i];
+        if (op->launch) {
+            int64_t done = enqueue(s, g_work_ns);
+            for (int j = 0; j < op->npointers; j++) argument_use(s->ctx, &op->pointers[j], done);
+            g_launches++;
+        } else if ((rc = copy((enum CopyKind)op->kind, op->dst, op->host, op->src, op->fill, op->n, hStream, 0))) {
+            RETURN(rc);
+        }
+    }
+    RETURN(SUCCESS);
+}
+
+static CUresult destroy_graph(Vec *registry, void *p) {
+    ENTER();
+    if (!vec_has(registry, p)) RETURN(bad_handle(INVALID_HANDLE));
+    vec_remove(registry, p);
+    Graph *g = p;
+    free(g->ops);
+    free(g);
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) { return destroy_graph(&g_graph_execs, hGraphExec); }
+
+EXPORT CUresult cuGraphDestroy(CUgraph hGraph) { return destroy_graph(&g_graphs, hGraph); }
 
 /* ---------------------------------------------------------------- optional entry points */
 
@@ -1783,6 +1976,8 @@ static int control(int command, int arg, int *result) {
         *result = g_fail_host_allocs;
         g_fail_host_allocs = arg;
         return SUCCESS;
+    case 40: *result = (int)g_graphs.n; return SUCCESS;
+    case 41: *result = (int)g_graph_execs.n; return SUCCESS;
     default: return INVALID_VALUE;
     }
 }

@@ -155,6 +155,12 @@ fn function(handle: &Handle, op: Op, p: Precision) -> Result<CUfunction> {
     Ok(cache.get_or_init(|| Functions(all)).0[index])
 }
 
+/// Loads the built-in library and the handle's functions of its kernels now, with the handle's
+/// context active (graph capture must not record or trip over a library or module load).
+pub fn load_kernels(handle: &Handle) -> Result<()> {
+    function(handle, Op::Scal, Precision::F32).map(|_| ())
+}
+
 /// Elements a vector of `n` elements with increment `inc` spans: 1 + (n-1)*|inc|.
 pub fn span(n: i64, inc: i64) -> Option<u64> {
     (n as u64 - 1).checked_mul(inc.unsigned_abs())?.checked_add(1)
@@ -301,6 +307,12 @@ pub enum ResultTarget<'a> {
     Device(&'a DeviceMemory, usize, usize),
 }
 
+/// Bytes of a handle's reduction workspace: the partials and counter, then a 16-byte aligned
+/// result slot for host reads.
+pub fn workspace_bytes() -> usize {
+    abi::CUH_WORKSPACE_BYTES.next_multiple_of(16) + 16
+}
+
 /// dot, nrm2, asum or iamax. Returns the value for `ResultTarget::Host` (iamax as a 1-based
 /// index in an f64), 0 for `Device`.
 pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Option<Vector>, target: ResultTarget) -> Result<f64> {
@@ -337,7 +349,7 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
     // Room for the workspace plus a 16-byte aligned device result slot, for host reads when the
     // pinned host slot is not mapped.
     let result_slot = abi::CUH_WORKSPACE_BYTES.next_multiple_of(16);
-    let mut guard = handle.workspace(result_slot + 16)?;
+    let mut guard = handle.workspace(workspace_bytes())?;
     let ws = guard.as_mut().ok_or_else(|| Error::invalid_state("reduction workspace missing"))?;
     let mut workspace = ws.device.address();
     let copy_from = workspace + result_slot as u64;

@@ -9,6 +9,7 @@ use crate::core::context::{Activation, Context};
 use crate::core::device::{self, DeviceInfo};
 use crate::core::error::{Error, Result};
 use crate::core::host_result::HostResult;
+use crate::core::graph::Capture;
 use crate::core::memory::DeviceMemory;
 use crate::core::raw_value;
 use crate::core::stream_pool;
@@ -52,6 +53,8 @@ pub struct Handle {
     workspace: Mutex<Option<Workspace>>,
     /// The BLAS kernels' functions in this handle's context, looked up on first use.
     blas_functions: OnceLock<blas::Functions>,
+    /// The graph capture in progress, if any (see `graph`).
+    capture: Mutex<Option<Capture>>,
 }
 
 
@@ -66,6 +69,7 @@ impl Handle {
             init_lock: Mutex::new(()),
             workspace: Mutex::new(None),
             blas_functions: OnceLock::new(),
+            capture: Mutex::new(None),
         })
     }
 
@@ -197,6 +201,18 @@ impl Handle {
         self.ctx.check(unsafe { (api.cuCtxSetCurrent)(self.ctx.raw()) }, "cuCtxSetCurrent")
     }
 
+    /// The capture state, locked (for `graph` only).
+    pub(crate) fn capture_slot(&self) -> Result<MutexGuard<'_, Option<Capture>>> {
+        self.capture.lock().map_err(|_| Error::invalid_state("handle capture lock poisoned"))
+    }
+
+    /// Routes later calls to `raw` (a stream value as kept in `current_stream`) without
+    /// synchronising, and returns the previous value: for graph capture, whose private stream
+    /// executes nothing.
+    pub(crate) fn swap_stream(&self, raw: usize) -> usize {
+        self.current_stream.swap(raw, Ordering::AcqRel)
+    }
+
     /// The reduction workspace, created on first use, locked for one reduction.
     /// Call only with the context active.
     pub fn workspace(&self, device_bytes: usize) -> Result<MutexGuard<'_, Option<Workspace>>> {
@@ -218,6 +234,13 @@ impl Handle {
         // Taken out first so that it is dropped (freed) with the context active below, or, when
         // the context is gone, dropped without freeing (its Drop finds the context invalid).
         let workspace = self.workspace.lock().ok().and_then(|mut ws| ws.take());
+        // A capture still open (the Java side ends every capture, so only after a failure there)
+        // is ended so that its private stream does not stay capturing.
+        if matches!(self.capture.lock().map(|c| c.is_some()), Ok(true)) {
+            if let Err(e) = crate::core::graph::abort_capture(&self) {
+                log::warn!("closing a handle: ending its graph capture failed: {e}");
+            }
+        }
         match self.activate() {
             Ok(scope) => {
                 if let Err(e) = self.synchronize_active() {

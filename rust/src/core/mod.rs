@@ -6,6 +6,7 @@ pub mod device;
 pub mod driver;
 pub mod error;
 pub mod event;
+pub mod graph;
 pub mod handle;
 pub mod host_result;
 pub mod image;

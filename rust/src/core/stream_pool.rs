@@ -26,21 +26,32 @@ struct Pool {
     /// Raw stream handles (as integers, so that the static is Send).
     streams: Vec<usize>,
     next: usize,
+    /// Private streams for graph capture that no capture uses now (see `take_private`).
+    spare_private: Vec<usize>,
 }
 
 static POOLS: Mutex<Vec<Pool>> = Mutex::new(Vec::new());
 
-/// A stream of `ctx`'s pool for a new user of the pool. The context must be active.
-pub fn next_stream(ctx: &Context) -> Result<CUstream> {
-    let mut pools = POOLS.lock().map_err(|_| Error::invalid_state("stream pool lock poisoned"))?;
+/// The pool of `ctx`, created on first use.
+fn pool_of<'a>(pools: &'a mut Vec<Pool>, ctx: &Context) -> &'a mut Pool {
     let index = match pools.iter().position(|p| p.context_id == ctx.id()) {
         Some(i) => i,
         None => {
-            pools.push(Pool { context_id: ctx.id(), streams: Vec::new(), next: 0 });
+            pools.push(Pool { context_id: ctx.id(), streams: Vec::new(), next: 0, spare_private: Vec::new() });
             pools.len() - 1
         }
     };
-    let pool = &mut pools[index];
+    &mut pools[index]
+}
+
+fn lock_pools() -> Result<std::sync::MutexGuard<'static, Vec<Pool>>> {
+    POOLS.lock().map_err(|_| Error::invalid_state("stream pool lock poisoned"))
+}
+
+/// A stream of `ctx`'s pool for a new user of the pool. The context must be active.
+pub fn next_stream(ctx: &Context) -> Result<CUstream> {
+    let mut pools = lock_pools()?;
+    let pool = pool_of(&mut pools, ctx);
     if pool.streams.len() < STREAMS_PER_CONTEXT {
         let mut stream = std::ptr::null_mut();
         // SAFETY: out-pointer is valid; the context is active (caller's contract). No Java code
@@ -52,4 +63,29 @@ pub fn next_stream(ctx: &Context) -> Result<CUstream> {
     let stream = pool.streams[pool.next % STREAMS_PER_CONTEXT];
     pool.next = pool.next.wrapping_add(1);
     Ok(stream as CUstream)
+}
+
+/// A non-blocking stream of `ctx` that nobody else uses until it is given back with
+/// `give_back_private`: graph capture records everything queued on its stream, so it cannot use a
+/// pool stream that other handles share. Given-back streams are reused (never destroyed, for the
+/// reason in the module comment), so a context holds at most as many as captures ever ran at once.
+/// The context must be active.
+pub fn take_private(ctx: &Context) -> Result<CUstream> {
+    let mut pools = lock_pools()?;
+    let pool = pool_of(&mut pools, ctx);
+    if let Some(stream) = pool.spare_private.pop() {
+        return Ok(stream as CUstream);
+    }
+    let mut stream = std::ptr::null_mut();
+    // SAFETY: out-pointer is valid; the context is active (caller's contract).
+    ctx.check(unsafe { (ctx.driver().api.cuStreamCreate)(&mut stream, CU_STREAM_NON_BLOCKING) }, "cuStreamCreate")?;
+    Ok(stream)
+}
+
+/// Returns a stream from `take_private` for reuse; it must no longer be capturing.
+pub fn give_back_private(ctx: &Context, stream: CUstream) {
+    match lock_pools() {
+        Ok(mut pools) => pool_of(&mut pools, ctx).spare_private.push(stream as usize),
+        Err(e) => log::warn!("keeping a capture stream out of the pool: {e}"),
+    }
 }

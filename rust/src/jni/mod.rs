@@ -5,6 +5,7 @@ mod blas;
 mod buffer;
 mod cuda;
 mod event;
+mod graph;
 mod handle;
 mod java_arrays;
 mod library;

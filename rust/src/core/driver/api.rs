@@ -7,7 +7,7 @@
 //! plain `i32` so that a code unknown to the bindings can never become an invalid Rust enum value.
 //! cudarc still supplies the handle and pointer types and the attribute enumerations.
 
-use cudarc::driver::sys::{CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUkernel, CUlibrary, CUstream};
+use cudarc::driver::sys::{CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUgraphNode, CUkernel, CUlibrary, CUstream};
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
 /// A raw `CUresult`.
@@ -138,6 +138,14 @@ driver_api! {
         cuLaunchKernelEx = "cuLaunchKernelEx"(*const crate::core::launch::LaunchConfig, CUfunction, *mut *mut c_void, *mut *mut c_void);
         cuKernelSetAttribute = "cuKernelSetAttribute"(c_int, c_int, CUkernel, CUdevice);
         cuLibraryLoadFromFile = "cuLibraryLoadFromFile"(*mut CUlibrary, *const c_char, *mut c_int, *mut *mut c_void, c_uint, *mut c_int, *mut *mut c_void, c_uint);
+        cuStreamBeginCapture = "cuStreamBeginCapture_v2"(CUstream, c_int);
+        cuStreamEndCapture = "cuStreamEndCapture"(CUstream, *mut CUgraph);
+        cuStreamIsCapturing = "cuStreamIsCapturing"(CUstream, *mut c_int);
+        cuGraphInstantiateWithFlags = "cuGraphInstantiateWithFlags"(*mut CUgraphExec, CUgraph, c_ulonglong);
+        cuGraphLaunch = "cuGraphLaunch"(CUgraphExec, CUstream);
+        cuGraphExecDestroy = "cuGraphExecDestroy"(CUgraphExec);
+        cuGraphDestroy = "cuGraphDestroy"(CUgraph);
+        cuGraphGetNodes = "cuGraphGetNodes"(CUgraph, *mut CUgraphNode, *mut usize);
     }
     optional {
         cuKernelGetParamInfo = "cuKernelGetParamInfo" since 12040 (CUkernel, usize, *mut usize, *mut usize);

@@ -33,6 +33,7 @@ public final class Blas {
     private static final int NRM2 = 1;
     private static final int ASUM = 2;
     private static final int IAMAX = 3;
+    private static final String[] REDUCTION_NAMES = {"dot", "nrm2", "asum", "iamax"};
 
     private Blas() {}
 
@@ -595,6 +596,9 @@ public final class Blas {
         Objects.requireNonNull(x, "x");
         if (op == DOT) {
             Objects.requireNonNull(y, "y");
+        }
+        if (result == null) {
+            Capture.refuseOnThisThread("Blas." + REDUCTION_NAMES[op] + " with a host result (it waits for the GPU; pass a result buffer)");
         }
         return call(h, true, es, op, n, 0, x, incx, y, incy, result);
     }

@@ -144,7 +144,12 @@ public final class DeviceBuffer implements AutoCloseable {
                     + ") but the handle is bound to context id " + handle.contextId() + " (device " + handle.device().ordinal()
                     + "); device memory can only be used with handles of its own context");
         }
-        return state.enter();
+        long pointer = state.enter();
+        Capture running = handle.capture;
+        if (running != null) {
+            running.uses(parent == null ? this : parent);
+        }
+        return pointer;
     }
 
     /** Leaves a call entered with {@link #enterFor}; keeps this buffer (and a view's parent) reachable until here. */
@@ -608,6 +613,7 @@ public final class DeviceBuffer implements AutoCloseable {
     @Override
     public void close() {
         if (parent == null) {
+            Capture.refuseOnThisThread("DeviceBuffer.close");
             state.close();
         }
         Reference.reachabilityFence(this);

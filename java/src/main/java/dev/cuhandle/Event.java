@@ -48,6 +48,7 @@ public final class Event implements AutoCloseable {
      *     of the recorded work)
      */
     public void synchronize() {
+        Capture.refuseOnThisThread("Event.synchronize");
         long e = enter();
         try {
             NativeApi.eventSynchronize(e);

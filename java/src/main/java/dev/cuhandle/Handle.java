@@ -17,6 +17,8 @@ public final class Handle implements AutoCloseable {
     private final long contextId;
     private final Device device;
     private final boolean ownsPrimaryContext;
+    /** The graph capture in progress ({@link #capture(Runnable)}), or null. */
+    volatile Capture capture;
 
     private Handle(long pointer) {
         long[] info;
@@ -141,7 +143,18 @@ public final class Handle implements AutoCloseable {
 
     /** Enters a call: returns the native pointer; pair with {@link #exit()}. */
     long enter() {
-        return state.enter();
+        long pointer = state.enter();
+        Capture running = capture;
+        if (running != null && running.thread != Thread.currentThread()) {
+            state.exit();
+            throw running.otherThreadRefused();
+        }
+        return pointer;
+    }
+
+    /** Waits until no call but the caller's own is in flight (see {@link Capture}). */
+    void awaitOtherCalls() {
+        state.awaitCallsAtMost(1);
     }
 
     /** Leaves a call; keeps this handle reachable until here, so the cleaner never runs during a call (L2). */
@@ -179,6 +192,7 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure of earlier work, such as a sticky error of a kernel)
      */
     public void synchronize() {
+        Capture.refuseOnThisThread("Handle.synchronize");
         call(NativeApi::handleSynchronize);
     }
 
@@ -198,6 +212,7 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the driver rejects the stream
      */
     public void setStream(long rawStream) {
+        Capture.refuseOnThisThread("Handle.setStream");
         long h = enter();
         try {
             NativeApi.handleSetStream(h, rawStream);
@@ -214,6 +229,7 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void resetStream() {
+        Capture.refuseOnThisThread("Handle.resetStream");
         call(NativeApi::handleResetStream);
     }
 
@@ -270,6 +286,7 @@ public final class Handle implements AutoCloseable {
         if (bytes < 0) {
             throw new IllegalArgumentException("buffer size is " + bytes + " bytes; expected >= 0");
         }
+        Capture.refuseOnThisThread("Handle.allocate (and upload of a new buffer)");
         long h = enter();
         try {
             return new DeviceBuffer(this, NativeApi.bufferAllocate(h, bytes), bytes, true);
@@ -681,6 +698,7 @@ public final class Handle implements AutoCloseable {
     }
 
     private void copyArray(DeviceBuffer buffer, Object array, int arrayOffset, int length, boolean upload) {
+        Capture.refuseOnThisThread(upload ? "a copy from a Java array to the device" : "a copy from the device to a Java array");
         Objects.requireNonNull(buffer, "device buffer");
         Objects.requireNonNull(array, upload ? "source array" : "destination array");
         int arrayLength = java.lang.reflect.Array.getLength(array);
@@ -707,6 +725,7 @@ public final class Handle implements AutoCloseable {
     }
 
     private void copyDirect(DeviceBuffer buffer, ByteBuffer direct, int offset, long bytes, boolean upload) {
+        Capture.refuseOnThisThread(upload ? "a copy from a ByteBuffer to the device" : "a copy from the device to a ByteBuffer");
         Objects.requireNonNull(buffer, "device buffer");
         Objects.requireNonNull(direct, "ByteBuffer");
         if (!direct.isDirect()) {
@@ -839,6 +858,39 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
+     * Records this handle's calls made by {@code work} into a CUDA graph instead of running them, for
+     * replay with {@link Graph#launch(Handle)} at a fraction of the launch cost (stream capture,
+     * {@code cuStreamBeginCapture}). BLAS calls that write to device memory, kernel launches,
+     * {@link #memset(DeviceBuffer, int)}, {@link #copy(DeviceBuffer, DeviceBuffer)} and device-result
+     * reductions are recorded; none of them runs now.
+     *
+     * <p>The capture runs on a stream only this handle uses (the handle's default stream may be shared
+     * with other handles), in the driver's thread-local mode, and is confined to the calling thread:
+     * calls on this handle from other threads are refused with an {@link IllegalStateException} until
+     * it ends, and it starts once the calls other threads already began have returned. Calls that wait
+     * for the GPU or free memory cannot be recorded and are refused, on this thread, with an
+     * {@link IllegalStateException} that names them: {@link #synchronize()}, {@link #setStream(long)},
+     * {@link #resetStream()}, {@link #allocate(long)} and {@code upload}, copies between the device and
+     * Java arrays or ByteBuffers, BLAS reductions that return their value, {@link Event#synchronize()},
+     * and closing a handle, buffer, library or graph. Buffers and libraries must therefore exist before
+     * the capture. Another handle used inside {@code work} runs its calls at once, uncaptured.
+     *
+     * <p>If {@code work} throws, or ending the capture fails, the capture is ended, what was recorded
+     * is destroyed and the exception propagates; the handle is usable afterwards.
+     *
+     * @param work the calls to record, made on this thread
+     * @return the instantiated graph; close it
+     * @throws NullPointerException if {@code work} is {@code null}
+     * @throws IllegalStateException if the handle is closed or already capturing, this thread is
+     *     capturing with another handle, or {@code work} made a call that cannot be captured
+     * @throws CudaException if the driver refuses the capture or the graph (for example a call the
+     *     driver cannot capture, {@link CudaError#STREAM_CAPTURE_INVALIDATED})
+     */
+    public Graph capture(Runnable work) {
+        return Capture.record(this, work);
+    }
+
+    /**
      * Creates an event of this handle's context ({@code cuEventCreate}, timing enabled), for timing and
      * ordering.
      *
@@ -862,6 +914,7 @@ public final class Handle implements AutoCloseable {
      */
     @Override
     public void close() {
+        Capture.refuseOnThisThread("Handle.close");
         state.close();
         Reference.reachabilityFence(this);
     }

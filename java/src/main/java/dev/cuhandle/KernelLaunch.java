@@ -443,6 +443,10 @@ public final class KernelLaunch {
         try {
             long h = handle.enter();
             try {
+                Capture running = handle.capture;
+                if (running != null) {
+                    running.uses(library);
+                }
                 int entered = enterBuffers(handle);
                 try {
                     check(handle, h, lib);

@@ -352,6 +352,7 @@ public final class Library implements AutoCloseable {
      */
     @Override
     public void close() {
+        Capture.refuseOnThisThread("Library.close");
         List<WeakReference<DeviceBuffer>> views;
         synchronized (variableViews) {
             views = new ArrayList<>(variableViews);

@@ -23,6 +23,20 @@ final class Lifetime {
         state.getAndDecrement();
     }
 
+    /**
+     * Waits until at most {@code calls} calls are in flight (the caller's own included), for an
+     * operation that must not overlap calls that entered before it (graph capture).
+     */
+    void awaitCallsAtMost(int calls) {
+        for (int spins = 0; (state.get() & ~CLOSED) > calls; spins++) {
+            if (spins < 1000) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.parkNanos(50_000);
+            }
+        }
+    }
+
     boolean isClosed() {
         return (state.get() & CLOSED) != 0;
     }

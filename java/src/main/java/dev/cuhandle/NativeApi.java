@@ -128,6 +128,19 @@ final class NativeApi {
 
     static native void managedWrite(long library, long address, long bytes, long offset, int length, long value);
 
+    static native void captureBegin(long handle);
+
+    static native long captureEnd(long handle);
+
+    static native void captureAbort(long handle);
+
+    /** [context id, node count] */
+    static native long[] graphInfo(long graph);
+
+    static native void graphLaunch(long graph, long handle);
+
+    static native void graphDestroy(long graph);
+
     static native long eventCreate(long handle);
 
     static native void eventRecord(long event, long handle);

@@ -89,6 +89,11 @@ final class NativeObject implements Runnable {
         lifetime.exit();
     }
 
+    /** See {@link Lifetime#awaitCallsAtMost(int)}. */
+    void awaitCallsAtMost(int calls) {
+        lifetime.awaitCallsAtMost(calls);
+    }
+
     boolean isClosed() {
         return lifetime.isClosed();
     }

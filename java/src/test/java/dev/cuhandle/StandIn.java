@@ -112,4 +112,14 @@ public final class StandIn {
     public static void failNextHostAllocations(int count) {
         control(14, count);
     }
+
+    /** Captured graphs (templates) alive in all contexts. */
+    public static int liveGraphs() {
+        return control(40, 0);
+    }
+
+    /** Instantiated (executable) graphs alive in all contexts. */
+    public static int liveGraphExecs() {
+        return control(41, 0);
+    }
 }

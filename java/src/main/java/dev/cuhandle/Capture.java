@@ -1,0 +1,112 @@
+package dev.cuhandle;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One graph capture of a handle ({@link Handle#capture(Runnable)}): confines it to its thread, refuses
+ * calls that cannot be captured, and notes the buffers and libraries the recorded calls use, which
+ * the {@link Graph} then keeps reachable and checks open on every replay.
+ */
+final class Capture {
+    /** The capture the current thread runs, for the refusals of calls that wait for the GPU. */
+    private static final ThreadLocal<Capture> ON_THIS_THREAD = new ThreadLocal<>();
+
+    final Handle handle;
+    final Thread thread;
+    /** Root buffers and libraries used by recorded calls (identity set; only the capturing thread adds). */
+    private final Map<Object, Boolean> used = new IdentityHashMap<>();
+
+    private Capture(Handle handle) {
+        this.handle = handle;
+        this.thread = Thread.currentThread();
+    }
+
+    /**
+     * Throws if the current thread is capturing: {@code operation} waits for the GPU or frees
+     * memory, which stream capture forbids (the driver would also invalidate the capture).
+     */
+    static void refuseOnThisThread(String operation) {
+        Capture running = ON_THIS_THREAD.get();
+        if (running != null) {
+            throw new IllegalStateException(operation + " cannot be called while this thread captures a graph (Handle.capture): it waits for the GPU"
+                    + " or frees memory, which a graph cannot record; call it before or after the capture");
+        }
+    }
+
+    /** The refusal of a call on the capturing handle from another thread. */
+    IllegalStateException otherThreadRefused() {
+        return new IllegalStateException("the handle is capturing a graph on thread '" + thread.getName() + "'; calls on it from other threads"
+                + " are refused until the capture ends (Handle.capture is confined to one thread)");
+    }
+
+    /** Notes a root buffer or a library that a recorded call uses. */
+    void uses(Object resource) {
+        used.put(resource, Boolean.TRUE);
+    }
+
+    /** Runs {@code work} on {@code handle} under capture and returns the instantiated graph. */
+    static Graph record(Handle handle, Runnable work) {
+        Objects.requireNonNull(work, "work");
+        if (ON_THIS_THREAD.get() != null) {
+            throw new IllegalStateException("this thread is already capturing a graph (Handle.capture); captures cannot be nested");
+        }
+        long h = handle.enter(); // held for the whole capture: a close on another thread waits for it
+        try {
+            Capture capture = new Capture(handle);
+            synchronized (handle) {
+                if (handle.capture != null) {
+                    throw new IllegalStateException("the handle is already capturing a graph on thread '" + handle.capture.thread.getName() + "'");
+                }
+                handle.capture = capture;
+            }
+            try {
+                // From here other threads' new calls are refused; calls they began earlier may
+                // still read the handle's stream, so wait for them before switching it.
+                handle.awaitOtherCalls();
+                NativeApi.captureBegin(h);
+            } catch (RuntimeException | Error e) {
+                handle.capture = null;
+                throw e;
+            }
+            ON_THIS_THREAD.set(capture);
+            long graph;
+            try {
+                work.run();
+            } catch (Throwable failure) {
+                end(handle, h, failure);
+                throw failure;
+            }
+            try {
+                graph = NativeApi.captureEnd(h); // ends and restores on failure too
+            } finally {
+                ON_THIS_THREAD.remove();
+                handle.capture = null;
+            }
+            return new Graph(handle, graph, capture.resources());
+        } finally {
+            handle.exit();
+        }
+    }
+
+    /** Ends a failed capture, destroying what it recorded; a failure to end is added to {@code failure}. */
+    private static void end(Handle handle, long h, Throwable failure) {
+        try {
+            NativeApi.captureAbort(h);
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        } finally {
+            ON_THIS_THREAD.remove();
+            handle.capture = null;
+        }
+    }
+
+    private List<Object> resources() {
+        List<Object> list = new ArrayList<>(used.keySet());
+        return Collections.unmodifiableList(list);
+    }
+}

@@ -1,0 +1,196 @@
+//! CUDA graphs of a handle's calls, recorded by stream capture and replayed with one launch.
+//!
+//! Capture never runs on the handle's own stream: that comes from a pool shared by several
+//! handles (`stream_pool`), and capturing it would record the other handles' work into this graph
+//! (or make their synchronisation fail). `begin_capture` takes a private stream of the context,
+//! routes the handle's calls to it, and `end_capture` / `abort_capture` route them back. Nothing
+//! ever executes on the private stream, so it need not wait for the handle's stream first: a
+//! replay (`Graph::launch`) runs on the replaying handle's stream, in order with its other work.
+//!
+//! Mode `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`: while this thread captures, the driver refuses
+//! this thread's "potentially unsafe" calls (synchronisations, `cuMemFree`), a backstop for raw
+//! driver calls cuhandle cannot see. Other threads stay unaffected, which a library needs: the
+//! cleaner thread or other handles may free memory (`cuCtxSynchronize` + `cuMemFree`) at any
+//! time, and under the GLOBAL mode those calls would fail and invalidate the capture. RELAXED
+//! would drop the backstop.
+
+use crate::core::blas;
+use crate::core::context::Context;
+use crate::core::error::{Error, Result};
+use crate::core::handle::Handle;
+use crate::core::stream_pool;
+use cudarc::driver::sys::{CUgraph, CUgraphExec, CUstream};
+use std::sync::Arc;
+
+/// `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL` (see the module comment).
+const CAPTURE_MODE_THREAD_LOCAL: i32 = 1;
+
+/// What a running capture must restore: the private stream and the stream the handle used before.
+pub struct Capture {
+    stream: usize,
+    previous: usize,
+}
+
+/// An instantiated graph: the captured template and its executable form, in one context.
+pub struct Graph {
+    graph: CUgraph,
+    exec: CUgraphExec,
+    ctx: Arc<Context>,
+    nodes: usize,
+}
+
+// SAFETY: graphs and executable graphs are driver handles usable from any thread; the driver
+// orders concurrent launches of one executable graph.
+unsafe impl Send for Graph {}
+// SAFETY: as above.
+unsafe impl Sync for Graph {}
+
+/// Starts capturing the handle's calls (the caller refuses other threads' calls meanwhile).
+pub fn begin_capture(handle: &Handle) -> Result<()> {
+    let _scope = handle.activate()?;
+    let mut slot = handle.capture_slot()?;
+    if slot.is_some() {
+        return Err(Error::invalid_state("the handle is already capturing a graph"));
+    }
+    // A reduction inside the capture must not create the workspace: its allocation and zeroing
+    // would be recorded instead of done. Create it now.
+    drop(handle.workspace(blas::workspace_bytes())?);
+    blas::load_kernels(handle)?;
+    let ctx = handle.context();
+    let stream = stream_pool::take_private(ctx)?;
+    // SAFETY: a live stream of the active context; the mode is a valid CUstreamCaptureMode.
+    let rc = unsafe { (ctx.driver().api.cuStreamBeginCapture)(stream, CAPTURE_MODE_THREAD_LOCAL) };
+    if let Err(e) = ctx.check(rc, "cuStreamBeginCapture") {
+        stream_pool::give_back_private(ctx, stream);
+        return Err(e);
+    }
+    let previous = handle.swap_stream(stream as usize);
+    *slot = Some(Capture { stream: stream as usize, previous });
+    Ok(())
+}
+
+/// Ends the capture and instantiates the graph. On failure the partial graph is destroyed; either
+/// way the handle's calls go to its previous stream again.
+pub fn end_capture(handle: &Handle) -> Result<Graph> {
+    let (ctx, graph) = finish(handle)?;
+    let graph = graph?;
+    let mut exec = std::ptr::null_mut();
+    let api = &ctx.driver().api;
+    // SAFETY: out-pointer valid; `graph` came from cuStreamEndCapture in this (active) context.
+    let rc = unsafe { (api.cuGraphInstantiateWithFlags)(&mut exec, graph, 0) };
+    if let Err(e) = ctx.check(rc, "cuGraphInstantiateWithFlags") {
+        destroy_template(&ctx, graph);
+        return Err(e);
+    }
+    let mut nodes = 0usize;
+    // SAFETY: a null node array asks for the count only; the out-pointer is valid.
+    let rc = unsafe { (api.cuGraphGetNodes)(graph, std::ptr::null_mut(), &mut nodes) };
+    let result = Graph { graph, exec, ctx: Arc::clone(&ctx), nodes };
+    ctx.check(rc, "cuGraphGetNodes")?; // on failure `result` is dropped unlaunched: see Drop
+    Ok(result)
+}
+
+/// Ends a capture whose work failed: destroys whatever was recorded and restores the stream.
+pub fn abort_capture(handle: &Handle) -> Result<()> {
+    let (ctx, graph) = finish(handle)?;
+    if let Ok(graph) = graph {
+        destroy_template(&ctx, graph);
+    }
+    Ok(())
+}
+
+/// Ends the driver's capture and restores the handle's stream; the outer error is about the
+/// handle (not capturing, context gone), the inner one about the capture (invalidated, say).
+fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
+    let _scope = handle.activate()?;
+    let capture = handle.capture_slot()?.take().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
+    handle.swap_stream(capture.previous);
+    let ctx = Arc::clone(handle.context());
+    let api = &ctx.driver().api;
+    let stream = capture.stream as CUstream;
+    let mut graph = std::ptr::null_mut();
+    // SAFETY: the private stream of this capture, in the active context; out-pointer valid.
+    let ended = ctx.check(unsafe { (api.cuStreamEndCapture)(stream, &mut graph) }, "cuStreamEndCapture");
+    let mut status = 0;
+    // SAFETY: as above. Status 0 = CU_STREAM_CAPTURE_STATUS_NONE: safe to reuse the stream.
+    let idle = unsafe { (api.cuStreamIsCapturing)(stream, &mut status) } == 0 && status == 0;
+    if idle {
+        stream_pool::give_back_private(&ctx, stream);
+    } else {
+        log::warn!("a capture stream is still capturing after cuStreamEndCapture; it is not reused");
+    }
+    let graph = match ended {
+        Ok(()) if graph.is_null() => Err(Error::invalid_state("cuStreamEndCapture returned no graph")),
+        Ok(()) => Ok(graph),
+        Err(e) => {
+            if !graph.is_null() {
+                destroy_template(&ctx, graph);
+            }
+            Err(e)
+        }
+    };
+    Ok((ctx, graph))
+}
+
+fn destroy_template(ctx: &Context, graph: CUgraph) {
+    // SAFETY: a graph from cuStreamEndCapture, destroyed once; no executable graph refers to it
+    // (an executable graph is independent of its template once instantiated).
+    let rc = unsafe { (ctx.driver().api.cuGraphDestroy)(graph) };
+    if rc != 0 {
+        log::warn!("cuGraphDestroy failed: {}", ctx.driver().describe(rc));
+    }
+}
+
+impl Graph {
+    /// Nodes in the captured graph (kernels, copies, memsets).
+    pub fn node_count(&self) -> usize {
+        self.nodes
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// Replays the graph on `handle`'s current stream, after the work queued there before.
+    pub fn launch(&self, handle: &Handle) -> Result<()> {
+        if handle.context().id() != self.ctx.id() {
+            return Err(Error::invalid_argument(format!(
+                "the graph was captured in context id {} but the handle is bound to context id {}; a graph replays only in its own context",
+                self.ctx.id(),
+                handle.context().id()
+            )));
+        }
+        let _scope = handle.activate()?;
+        let stream = handle.stream()?;
+        // SAFETY: an executable graph of the active context and a stream of it.
+        self.ctx.check(unsafe { (self.ctx.driver().api.cuGraphLaunch)(self.exec, stream) }, "cuGraphLaunch")
+    }
+
+    /// Frees the graph after every replay queued in its context has finished. Never fails: a
+    /// dead context took the graph with it (H8).
+    pub fn destroy(self) {
+        // Drop does the work, so that a Graph dropped on an error path is freed the same way.
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        match self.ctx.activate() {
+            Ok(_scope) => {
+                let api = &self.ctx.driver().api;
+                // SAFETY: the context is active. Waiting first keeps a queued replay from running
+                // a destroyed executable graph, whatever stream it was launched on.
+                if let Err(e) = self.ctx.check(unsafe { (api.cuCtxSynchronize)() }, "cuCtxSynchronize") {
+                    log::warn!("destroying a graph: waiting for the context's work failed ({e}); destroying anyway");
+                }
+                // SAFETY: created by us in this context, destroyed once (Drop runs once).
+                let rc = unsafe { (api.cuGraphExecDestroy)(self.exec) };
+                if rc != 0 {
+                    log::warn!("cuGraphExecDestroy failed: {}", self.ctx.driver().describe(rc));
+                }
+                destroy_template(&self.ctx, self.graph);
+            }
+            Err(e) => log::debug!("not destroying a graph: its context is gone ({e})"),
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! `dev.cuhandle.NativeApi`: graph capture and replay. The Java `Handle` confines a capture to
+//! one thread and ends it on every path; the Java `Graph` owns the graph pointer.
+
+use crate::core::graph::{self, Graph};
+use crate::core::handle::Handle;
+use crate::jni::raw;
+use crate::jni::throw::entry;
+use jni::sys::{jclass, jlong};
+use jni::EnvUnowned;
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_captureBegin<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) {
+    // SAFETY: live handle pointer held by a Java Handle.
+    entry!(env, |_e| Ok(graph::begin_capture(unsafe { raw::borrow::<Handle>(h, "handle")? })?))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_captureEnd<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) -> jlong {
+    entry!(env, |_e| {
+        // SAFETY: live handle pointer held by a Java Handle.
+        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
+        Ok(raw::give(graph::end_capture(handle)?))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_captureAbort<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) {
+    // SAFETY: live handle pointer held by a Java Handle.
+    entry!(env, |_e| Ok(graph::abort_capture(unsafe { raw::borrow::<Handle>(h, "handle")? })?))
+}
+
+/// [context id, node count]
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_graphInfo<'l>(mut env: EnvUnowned<'l>, _c: jclass, g: jlong) -> jni::sys::jobject {
+    entry!(env, |e| {
+        // SAFETY: live graph pointer held by a Java Graph.
+        let graph = unsafe { raw::borrow::<Graph>(g, "graph")? };
+        raw::convert::long_array(e.get_raw(), &[graph.context().id() as i64, graph.node_count() as i64])
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_graphLaunch<'l>(mut env: EnvUnowned<'l>, _c: jclass, g: jlong, h: jlong) {
+    entry!(env, |_e| {
+        // SAFETY: live pointers held by a Java Graph and a Java Handle.
+        let (graph, handle) = unsafe { (raw::borrow::<Graph>(g, "graph")?, raw::borrow::<Handle>(h, "handle")?) };
+        Ok(graph.launch(handle)?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_graphDestroy<'l>(mut env: EnvUnowned<'l>, _c: jclass, g: jlong) {
+    entry!(env, |_e| {
+        // SAFETY: Java calls this once per graph, after the last call in flight returned.
+        if let Some(graph) = unsafe { raw::take::<Graph>(g) } {
+            graph.destroy();
+        }
+        Ok(())
+    })
+}
