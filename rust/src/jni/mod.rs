@@ -3,6 +3,7 @@
 
 mod blas;
 mod buffer;
+mod completion;
 mod cuda;
 mod event;
 mod handle;
@@ -10,6 +11,7 @@ mod java_arrays;
 mod library;
 pub(crate) mod logging;
 mod nvrtc;
+mod pinned;
 mod raw;
 #[cfg(feature = "test-api")]
 mod testing;
