@@ -174,11 +174,28 @@ final class Completions {
         }
     }
 
+    /**
+     * Ends the thread after an idle second with nothing outstanding, so that an application that
+     * stops using futures (or a class loader that is dropped) is not held by it. Under the same
+     * lock as {@link #ensureThread()}: a future tracked meanwhile starts a new thread.
+     */
+    private static synchronized boolean stopIfIdle() {
+        if (!PENDING.isEmpty()) {
+            return false;
+        }
+        thread = null;
+        return true;
+    }
+
     private static void run() {
         long lastSweep = System.nanoTime();
         while (true) {
             try {
-                long[] ids = NativeApi.markerAwait(PENDING.isEmpty() ? IDLE_NANOS : SWEEP_NANOS);
+                boolean idle = PENDING.isEmpty();
+                long[] ids = NativeApi.markerAwait(idle ? IDLE_NANOS : SWEEP_NANOS);
+                if (idle && ids.length == 0 && stopIfIdle()) {
+                    return;
+                }
                 for (long id : ids) {
                     Pending p = PENDING.get(id);
                     if (p != null) {

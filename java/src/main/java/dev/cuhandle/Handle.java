@@ -1059,7 +1059,9 @@ public final class Handle implements AutoCloseable {
     /**
      * Closes the handle (H6): waits for calls in flight on other threads, synchronises the stream,
      * frees what it owns and releases the primary-context retain once. Idempotent; later calls
-     * throw {@link IllegalStateException}.
+     * throw {@link IllegalStateException}. Futures of {@link #whenDone()} and of the asynchronous copies
+     * whose work was on the handle's stream are completed (exceptionally if the work failed) before it
+     * returns.
      */
     @Override
     public void close() {
