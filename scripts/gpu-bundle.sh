@@ -18,8 +18,11 @@ mvn -B -ntp -q -f java/pom.xml dependency:copy-dependencies -DincludeScope=test 
 mvn -B -ntp -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1 -DoutputDirectory="$out/lib"
 mv "$out"/lib/junit-platform-console-standalone-*.jar "$out/junit-console.jar"
 # Sources the GPU host compiles itself (it has nvcc and cuBLAS): the C baselines for benchmarks.
-cp tests/bench/*.cu tests/bench/report.py "$out/bench/"
+cp tests/bench/*.cu tests/bench/*.c tests/bench/report.py "$out/bench/"
 cp tests/bench/run-all.sh "$out/run-all"
+# The cuBLAS behaviour proofs behind docs/handles.md (run-all's `proof` step compiles them there).
+mkdir -p "$out/handles-proof"
+cp tests/handles-proof/*.cu "$out/handles-proof/"
 [ -f ../shared/anchors/anchors.cu ] && cp ../shared/anchors/anchors.cu "$out/bench/"
 jlink="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}/bin/jlink"
 "$jlink" --add-modules java.base,java.logging,java.management,jdk.management,jdk.unsupported,java.xml \

@@ -11,6 +11,8 @@ scripts/setup.sh --gradle
 # Plain output for logs: no ANSI colour codes from Maven or cargo. (Debian's Maven 3.8.7 prints
 # two colour resets at start-up whatever it is told, so they are also filtered out.)
 export CARGO_TERM_COLOR=never
+# The benchmark report generator, on synthetic harness output (no GPU, no matplotlib needed).
+python3 tests/bench/test_report.py
 # install, not only verify: mavenLocal() is where the Gradle consumer finds the artifacts.
 mvn -B -ntp -Dstyle.color=never install "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
 

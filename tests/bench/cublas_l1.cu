@@ -1,17 +1,22 @@
-// cuBLAS level 1 bandwidth and latency baseline, the yardstick for cuhandle's own kernels.
+// cuBLAS level 1 baseline for cuhandle's own kernels: every routine at every power-of-two size,
+// measured exactly as java/src/test/java/dev/cuhandle/bench/BlasBenchmark.java measures cuhandle
+// (same sizes, same batching and time box, same data), so that tests/bench/report.py can divide.
 //
-// Build and run on the GPU machine:
+// Build and run on the GPU machine (tests/bench/run-all.sh does both):
 //   nvcc -O2 -std=c++17 -arch=sm_90 tests/bench/cublas_l1.cu -o cublas_l1 -lcublas
-//   ./cublas_l1 [n_float (default 2^28)] [n_double (default 2^27)]
+//   ./cublas_l1 [log2 n min (default 10)] [log2 n max (default 28)]
 //
-// Prints CSV on stdout: impl,op,n,bytes,median_ms,gbps. Bytes count reads plus writes (scal 2N,
-// axpy 3N, dot 2N, nrm2/asum/iamax N, copy 2N, swap 4N elements). Each bandwidth figure is the
-// median of 20 event-timed calls after 3 warm-ups; reductions use device pointer mode so no
-// host wait is inside the timed region. Two latency rows hold microseconds per call in the
-// median_ms column (bytes and gbps are 0 there):
-//   sscal_latency: n = 1, 100k asynchronous calls then one synchronize (launch cost);
-//   sdot1000_host_latency: n = 1000, host pointer mode, so each call includes waiting for the
-//   result on the host.
+// Prints CSV rows impl,group,name,n,value,unit (tests/bench/report.py's input format):
+//   cublas,blas,<op>,<n>,<us per call>,us   for the 16 routines; reductions write their result to
+//       device memory (device pointer mode), so no host wait is inside the timing. Per call time is
+//       a batch of back-to-back calls between two events divided by the batch size (the batch is
+//       about 2 ms long, so at small n it is the issue rate, at large n one call); the median of
+//       5-15 batches, as many as fit into about 30 ms.
+//   cublas,blas_host,<op>,1000,<us per call>,us   sdot, ddot, snrm2, sasum, isamax at n = 1000 in
+//       host pointer mode: each call includes waiting for the result on the host (median of 5 runs).
+//   cublas,blas,d2d_copy,<n>,<us>,us   cudaMemcpyAsync device to device of n floats (a ceiling).
+// Bytes moved (report.py derives GB/s from them): reads + writes, scal 2N, axpy 3N, dot 2N,
+// nrm2/asum/iamax N, copy 2N, swap 4N elements.
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -46,8 +51,13 @@
 
 namespace {
 
-constexpr int kWarmups = 3;
-constexpr int kTimed = 20;
+// The time box, identical in BlasBenchmark.java: batches of about kBatchMs, at most kMaxBatch
+// calls, and as many timed batches (kMinReps to kMaxReps) as fit into kPointMs.
+constexpr double kBatchMs = 2.0;
+constexpr int kMaxBatch = 2000;
+constexpr double kPointMs = 30.0;
+constexpr int kMinReps = 5;
+constexpr int kMaxReps = 15;
 
 // Uniform in [-1, 1) from a hash of the index and a seed: random enough to defeat any shortcut
 // on zeros or repeated values, and needs no host-side fill of gigabytes.
@@ -69,29 +79,44 @@ void fill(T* p, long long n, unsigned long long seed) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-// Median of kTimed event-timed runs of `op`, after kWarmups untimed ones, in milliseconds.
-double median_ms(const std::function<void()>& op) {
+double elapsed_ms(cudaEvent_t start, cudaEvent_t stop) {
+  float ms = 0;
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  return ms;
+}
+
+// Median microseconds per call of `op`: a 10-call probe sizes the batch (about kBatchMs of
+// back-to-back calls between two events) and the number of timed batches; one untimed batch
+// warms up.
+double us_per_call(const std::function<void()>& op) {
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < kWarmups; ++i) op();
-  std::vector<float> ms(kTimed);
-  for (int i = 0; i < kTimed; ++i) {
+  op();
+  CUDA_CHECK(cudaEventRecord(start));
+  for (int i = 0; i < 10; ++i) op();
+  CUDA_CHECK(cudaEventRecord(stop));
+  const double probe_ms = std::max(elapsed_ms(start, stop) / 10, 1e-4);
+  const int batch = std::clamp(static_cast<int>(kBatchMs / probe_ms), 1, kMaxBatch);
+  const int reps = std::clamp(static_cast<int>(kPointMs / (batch * probe_ms)), kMinReps, kMaxReps);
+  for (int i = 0; i < batch; ++i) op();
+  std::vector<double> us(reps);
+  for (int r = 0; r < reps; ++r) {
     CUDA_CHECK(cudaEventRecord(start));
-    op();
+    for (int i = 0; i < batch; ++i) op();
     CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    CUDA_CHECK(cudaEventElapsedTime(&ms[i], start, stop));
+    us[r] = elapsed_ms(start, stop) * 1e3 / batch;
   }
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(ms.begin(), ms.end());
-  return 0.5 * (ms[kTimed / 2 - 1] + ms[kTimed / 2]);
+  std::sort(us.begin(), us.end());
+  return us[reps / 2];
 }
 
-void report(const char* op, long long n, double bytes, double ms) {
-  std::printf("cublas,%s,%lld,%.0f,%.6f,%.1f\n", op, n, bytes, ms, bytes / (ms * 1e-3) / 1e9);
+void row(const char* group, const std::string& name, long long n, double us) {
+  std::printf("cublas,%s,%s,%lld,%.4f,us\n", group, name.c_str(), n, us);
   std::fflush(stdout);
 }
 
@@ -99,7 +124,6 @@ void report(const char* op, long long n, double bytes, double ms) {
 struct F32 {
   using T = float;
   static constexpr const char* kPrefix = "s";
-  static constexpr const char* kCopyName = "d2d_copy_f32";
   static cublasStatus_t scal(cublasHandle_t h, int n, const T* a, T* x) {
     return cublasSscal(h, n, a, x, 1);
   }
@@ -129,7 +153,6 @@ struct F32 {
 struct F64 {
   using T = double;
   static constexpr const char* kPrefix = "d";
-  static constexpr const char* kCopyName = "d2d_copy_f64";
   static cublasStatus_t scal(cublasHandle_t h, int n, const T* a, T* x) {
     return cublasDscal(h, n, a, x, 1);
   }
@@ -156,91 +179,100 @@ struct F64 {
   }
 };
 
+
+// Every routine of precision P at every n from 2^lo to 2^hi, on x and y of 2^hi elements; x and
+// y are refilled before each routine and size so that repeated scal/axpy/swap stay in range.
 template <class P>
-void bench(cublasHandle_t h, long long n64) {
+void sweep(cublasHandle_t h, typename P::T* x, typename P::T* y, int lo, int hi) {
   using T = typename P::T;
-  // The classic cuBLAS API takes int n; the default sizes fit.
-  if (n64 <= 0 || n64 > 0x7fffffffLL) {
-    std::fprintf(stderr, "n = %lld out of range for the int cuBLAS API\n", n64);
-    std::exit(1);
-  }
-  const int n = static_cast<int>(n64);
-  const double es = sizeof(T);
-  T *x, *y, *d_scalars;
+  T* d_scalars;
   int* d_index;
-  CUDA_CHECK(cudaMalloc(&x, n * sizeof(T)));
-  CUDA_CHECK(cudaMalloc(&y, n * sizeof(T)));
   CUDA_CHECK(cudaMalloc(&d_scalars, 2 * sizeof(T)));
   CUDA_CHECK(cudaMalloc(&d_index, sizeof(int)));
-  fill(x, n, 1);
-  fill(y, n, 2);
-  // alpha != 1 and != 0, so no implementation may skip the work; close to 1 so 23 repeated
-  // scalings or accumulations keep the data in a normal range.
+  // alpha != 1 and != 0, so no implementation may skip the work; close to 1 so thousands of
+  // repeated scalings or accumulations keep the data in a normal range.
   const T alpha[2] = {T(0.999), T(0)};
   CUDA_CHECK(cudaMemcpy(d_scalars, alpha, sizeof(alpha), cudaMemcpyHostToDevice));
   const T* d_alpha = d_scalars;
   T* d_result = d_scalars + 1;
   CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
-
-  auto name = [](const char* op) { return std::string(P::kPrefix) + op; };
-  auto run = [&](const char* op, double elements_moved, const std::function<void()>& f) {
-    report(name(op).c_str(), n, elements_moved * n * es, median_ms(f));
+  const std::string p = P::kPrefix;
+  const std::vector<std::pair<std::string, std::function<void(int)>>> ops = {
+      {p + "scal", [&](int n) { CUBLAS_CHECK(P::scal(h, n, d_alpha, x)); }},
+      {p + "axpy", [&](int n) { CUBLAS_CHECK(P::axpy(h, n, d_alpha, x, y)); }},
+      {p + "dot", [&](int n) { CUBLAS_CHECK(P::dot(h, n, x, y, d_result)); }},
+      {p + "nrm2", [&](int n) { CUBLAS_CHECK(P::nrm2(h, n, x, d_result)); }},
+      {p + "asum", [&](int n) { CUBLAS_CHECK(P::asum(h, n, x, d_result)); }},
+      {"i" + p + "amax", [&](int n) { CUBLAS_CHECK(P::iamax(h, n, x, d_index)); }},
+      {p + "copy", [&](int n) { CUBLAS_CHECK(P::copy(h, n, x, y)); }},
+      {p + "swap", [&](int n) { CUBLAS_CHECK(P::swap(h, n, x, y)); }},
   };
-  run("scal", 2, [&] { CUBLAS_CHECK(P::scal(h, n, d_alpha, x)); });
-  run("axpy", 3, [&] { CUBLAS_CHECK(P::axpy(h, n, d_alpha, x, y)); });
-  run("dot", 2, [&] { CUBLAS_CHECK(P::dot(h, n, x, y, d_result)); });
-  run("nrm2", 1, [&] { CUBLAS_CHECK(P::nrm2(h, n, x, d_result)); });
-  run("asum", 1, [&] { CUBLAS_CHECK(P::asum(h, n, x, d_result)); });
-  report((std::string("i") + P::kPrefix + "amax").c_str(), n, n * es,
-         median_ms([&] { CUBLAS_CHECK(P::iamax(h, n, x, d_index)); }));
-  run("copy", 2, [&] { CUBLAS_CHECK(P::copy(h, n, x, y)); });
-  run("swap", 4, [&] { CUBLAS_CHECK(P::swap(h, n, x, y)); });
-  report(P::kCopyName, n, 2.0 * n * es, median_ms([&] {
-           CUDA_CHECK(cudaMemcpyAsync(y, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
-         }));
-
-  CUDA_CHECK(cudaFree(x));
-  CUDA_CHECK(cudaFree(y));
+  for (const auto& op : ops) {
+    for (int log2 = lo; log2 <= hi; ++log2) {
+      const int n = 1 << log2;
+      fill(x, n, 1);
+      fill(y, n, 2);
+      row("blas", op.first, n, us_per_call([&] { op.second(n); }));
+    }
+  }
   CUDA_CHECK(cudaFree(d_scalars));
   CUDA_CHECK(cudaFree(d_index));
 }
 
-// Microseconds per call of `call`, run `count` times after a warm-up, then one synchronize.
-double us_per_call(int count, const std::function<void()>& call) {
-  for (int i = 0; i < 100; ++i) call();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < count; ++i) call();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const std::chrono::duration<double, std::micro> elapsed =
-      std::chrono::steady_clock::now() - start;
-  return elapsed.count() / count;
+// Median over 5 runs of microseconds per call, each run `count` calls; every call waits for its
+// result on the host (host pointer mode), so this is the latency a caller sees.
+double host_latency_us(int count, const std::function<void()>& call) {
+  for (int i = 0; i < 200; ++i) call();
+  std::vector<double> us(5);
+  for (auto& u : us) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < count; ++i) call();
+    const std::chrono::duration<double, std::micro> elapsed =
+        std::chrono::steady_clock::now() - start;
+    u = elapsed.count() / count;
+  }
+  std::sort(us.begin(), us.end());
+  return us[2];
 }
 
-void latency(cublasHandle_t h) {
+void host_latency(cublasHandle_t h) {
+  constexpr int n = 1000;
+  constexpr int calls = 2000;
   float *x, *y;
-  CUDA_CHECK(cudaMalloc(&x, 1000 * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&y, 1000 * sizeof(float)));
-  fill(x, 1000, 3);
-  fill(y, 1000, 4);
+  double *dx, *dy;
+  CUDA_CHECK(cudaMalloc(&x, n * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&y, n * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&dx, n * sizeof(double)));
+  CUDA_CHECK(cudaMalloc(&dy, n * sizeof(double)));
+  fill(x, n, 3);
+  fill(y, n, 4);
+  fill(dx, n, 5);
+  fill(dy, n, 6);
+  CUDA_CHECK(cudaDeviceSynchronize());
   CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
-  const float alpha = 0.999f;
-  std::printf("cublas,sscal_latency,1,0,%.3f,0\n",
-              us_per_call(100000, [&] { CUBLAS_CHECK(cublasSscal(h, 1, &alpha, x, 1)); }));
-  float result;
-  std::printf("cublas,sdot1000_host_latency,1000,0,%.3f,0\n", us_per_call(10000, [&] {
-                CUBLAS_CHECK(cublasSdot(h, 1000, x, 1, y, 1, &result));
-              }));
+  float fr;
+  double dr;
+  int ir;
+  row("blas_host", "sdot", n, host_latency_us(calls, [&] { CUBLAS_CHECK(cublasSdot(h, n, x, 1, y, 1, &fr)); }));
+  row("blas_host", "ddot", n, host_latency_us(calls, [&] { CUBLAS_CHECK(cublasDdot(h, n, dx, 1, dy, 1, &dr)); }));
+  row("blas_host", "snrm2", n, host_latency_us(calls, [&] { CUBLAS_CHECK(cublasSnrm2(h, n, x, 1, &fr)); }));
+  row("blas_host", "sasum", n, host_latency_us(calls, [&] { CUBLAS_CHECK(cublasSasum(h, n, x, 1, &fr)); }));
+  row("blas_host", "isamax", n, host_latency_us(calls, [&] { CUBLAS_CHECK(cublasIsamax(h, n, x, 1, &ir)); }));
   CUDA_CHECK(cudaFree(x));
   CUDA_CHECK(cudaFree(y));
+  CUDA_CHECK(cudaFree(dx));
+  CUDA_CHECK(cudaFree(dy));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const long long n_float = argc > 1 ? std::atoll(argv[1]) : 1LL << 28;
-  const long long n_double = argc > 2 ? std::atoll(argv[2]) : 1LL << 27;
-
+  const int lo = argc > 1 ? std::atoi(argv[1]) : 10;
+  const int hi = argc > 2 ? std::atoi(argv[2]) : 28;
+  if (lo < 0 || hi > 30 || lo > hi) {  // the classic cuBLAS API takes int n
+    std::fprintf(stderr, "usage: cublas_l1 [log2 n min 0..30] [log2 n max, >= min, <= 30]\n");
+    return 2;
+  }
   cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   int runtime = 0;
@@ -249,13 +281,24 @@ int main(int argc, char** argv) {
   CUBLAS_CHECK(cublasCreate(&h));
   int cublas_version = 0;
   CUBLAS_CHECK(cublasGetVersion(h, &cublas_version));
-  std::fprintf(stderr, "device %s, %d SMs, CUDA runtime %d, cuBLAS %d\n", prop.name,
-               prop.multiProcessorCount, runtime, cublas_version);
+  std::printf("# cublas_l1 on %s, %d SMs, CUDA runtime %d, cuBLAS %d\n", prop.name,
+              prop.multiProcessorCount, runtime, cublas_version);
 
-  std::printf("impl,op,n,bytes,median_ms,gbps\n");
-  bench<F32>(h, n_float);
-  bench<F64>(h, n_double);
-  latency(h);
+  const size_t max_n = size_t{1} << hi;
+  double *x, *y;  // doubles: room for both precisions
+  CUDA_CHECK(cudaMalloc(&x, max_n * sizeof(double)));
+  CUDA_CHECK(cudaMalloc(&y, max_n * sizeof(double)));
+  host_latency(h);
+  sweep<F32>(h, reinterpret_cast<float*>(x), reinterpret_cast<float*>(y), lo, hi);
+  sweep<F64>(h, x, y, lo, hi);
+  for (int log2 = lo; log2 <= hi; ++log2) {
+    const size_t n = size_t{1} << log2;
+    row("blas", "d2d_copy", static_cast<long long>(n), us_per_call([&] {
+          CUDA_CHECK(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice));
+        }));
+  }
+  CUDA_CHECK(cudaFree(x));
+  CUDA_CHECK(cudaFree(y));
   CUBLAS_CHECK(cublasDestroy(h));
   return 0;
 }

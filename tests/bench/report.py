@@ -1,84 +1,393 @@
 #!/usr/bin/env python3
-"""Merges BLAS benchmark CSV lines (impl,op,n,bytes,median_ms,gbps) of cuhandle and cuBLAS from one
-device run into a table (stdout), a CSV and a PNG bar chart.
+"""Turns one benchmark run (tests/bench/run-all.sh bench) into perf.csv, perf.md and charts, and puts
+perf.md's text into README.md between the markers.
 
-Ceilings, measured in the same run: the device-to-device copy bandwidth for ops that write, and
-cuBLAS sdot's bandwidth for read-only ops (nrm2, asum, iamax, dot).
+Input rows, from every harness of the run: impl,group,name,n,value,unit. Groups:
+  blas            name = routine, n = vector length, value = us per call (median)
+  blas_host       name = reduction, n = 1000, value = us per call with the result on the host
+  launch          name = args<k>, value = us per launch
+  launch_threads  name = threads<t>, n = t, value = launches per second
+  handle          name = what, n = run (fresh JVM), value in ns or us
+  cold            name = step, n = run (fresh process), value = ms
+Lines of anchors.cu's output ("driver_launch_us 4.3", "mt_launch_threads_4_Mlaunch_per_s 0.61") become
+rows of impl "c". Lines starting with '#' are kept as notes.
 
-usage: report.py cuhandle.csv cublas.csv out.csv out.png
+usage:
+  report.py OUTDIR RAW_FILE...          writes OUTDIR/perf.csv, perf.md, blas-gbps.png, blas-us.png, launch.png
+  report.py --readme README.md PERF_CSV [IMAGE_DIR]
+                                        regenerates the text from a published perf.csv and replaces what is
+                                        between <!-- perf:begin --> and <!-- perf:end --> in README.md; image
+                                        links point to IMAGE_DIR (default: the folder of PERF_CSV)
 """
 import csv
+import os
+import re
+import statistics
 import sys
+from collections import defaultdict
 
-READ_ONLY = {"dot", "nrm2", "asum", "amax"}
-ORDER = ["scal", "axpy", "dot", "nrm2", "asum", "amax", "copy", "swap"]
-
-
-def family(op):
-    return op[2:] if op.startswith("i") else op[1:]
-
-
-def load(path):
-    rows = {}
-    with open(path) as f:
-        for line in f:
-            parts = line.strip().split(",")
-            if len(parts) == 6 and parts[2].isdigit():
-                impl, op, n, nbytes, ms, gbps = parts
-                rows[op] = {"impl": impl, "n": int(n), "bytes": int(nbytes), "ms": float(ms), "gbps": float(gbps)}
-    return rows
+ROUTINES = ["sscal", "saxpy", "sdot", "snrm2", "sasum", "isamax", "scopy", "sswap",
+            "dscal", "daxpy", "ddot", "dnrm2", "dasum", "idamax", "dcopy", "dswap"]
+# Elements read + written per vector element (bytes = this * n * element size).
+MOVED = {"scal": 2, "axpy": 3, "dot": 2, "nrm2": 1, "asum": 1, "amax": 1, "copy": 2, "swap": 4}
+HOST_REDUCTIONS = ["sdot", "ddot", "snrm2", "sasum", "isamax"]
+ARG_COUNTS = [0, 1, 3, 6]
+THREADS = [1, 4, 8, 16]
+PER_RUN_GROUPS = {"handle", "cold"}  # n is a run number there: aggregate over it
+BLAS_GOAL = 0.98
+HOST_GOAL_US = 10.0
+COLD_GOAL_MS = 50.0
+BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
 
 
-def main():
-    ours, theirs = load(sys.argv[1]), load(sys.argv[2])
-    copy_ceiling = theirs["d2d_copy_f32"]["gbps"]
-    read_ceiling = theirs["sdot"]["gbps"]
-    table = []
-    for prefix in ("s", "d"):
-        for fam in ORDER:
-            op = ("i" + prefix + fam) if fam == "amax" else prefix + fam
-            if op not in ours or op not in theirs:
-                continue
-            ceiling = read_ceiling if fam in READ_ONLY else copy_ceiling
-            o, t = ours[op]["gbps"], theirs[op]["gbps"]
-            table.append((op, ours[op]["n"], o, t, o / t, o / ceiling, "read (cuBLAS sdot)" if fam in READ_ONLY else "copy (D2D)"))
-    header = ("op", "n", "GB/s ours", "GB/s cuBLAS", "ours/cuBLAS", "share of ceiling", "ceiling")
-    print(f"ceilings in this run: D2D copy {copy_ceiling:.0f} GB/s, cuBLAS sdot {read_ceiling:.0f} GB/s")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for op, n, o, t, ratio, share, ceil in table:
-        print(f"| {op} | {n} | {o:.0f} | {t:.0f} | {ratio:.2f} | {share:.0%} | {ceil} |")
-    for name in ("saxpy1_latency", "sdot1000_host_latency"):
-        ours_key, theirs_key = name, name.replace("saxpy1", "sscal")
-        if ours_key in ours and theirs_key in theirs:
-            print(f"{name}: ours {ours[ours_key]['ms']:.2f} us, cuBLAS ({theirs_key}) {theirs[theirs_key]['ms']:.2f} us per call")
-    with open(sys.argv[3], "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        for row in table:
-            w.writerow([row[0], row[1], f"{row[2]:.1f}", f"{row[3]:.1f}", f"{row[4]:.3f}", f"{row[5]:.3f}", row[6]])
+def family(routine):
+    return routine[2:] if routine.startswith("i") else routine[1:]
+
+
+def element_bytes(routine):
+    return 8 if routine[1 if routine.startswith("i") else 0] == "d" else 4
+
+
+def gbps(routine, n, us):
+    if routine == "d2d_copy":
+        return 2 * n * 4 / (us * 1e3)
+    return MOVED[family(routine)] * n * element_bytes(routine) / (us * 1e3)
+
+
+ANCHOR_LINES = [
+    (re.compile(r"^driver_launch_us ([0-9.]+)"), lambda m: ("launch", "args0", 1, float(m.group(1)), "us")),
+    (re.compile(r"^mt_launch_threads_(\d+)_Mlaunch_per_s ([0-9.]+)"),
+     lambda m: ("launch_threads", "threads" + m.group(1), int(m.group(1)), float(m.group(2)) * 1e6, "launches/s")),
+]
+
+
+def read_rows(paths):
+    """Rows (impl, group, name, n, value, unit) and '#' notes from the harnesses' outputs."""
+    rows, notes = [], []
+    for path in paths:
+        with open(path, errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("#"):
+                    notes.append(line.lstrip("# "))
+                    continue
+                parts = line.split(",")
+                if len(parts) == 6 and parts[0] != "impl":
+                    try:
+                        rows.append((parts[0], parts[1], parts[2], int(parts[3]), float(parts[4]), parts[5]))
+                    except ValueError:
+                        pass
+                    continue
+                for pattern, make in ANCHOR_LINES:
+                    m = pattern.match(line)
+                    if m:
+                        rows.append(("c",) + make(m))
+    return rows, notes
+
+
+class Data:
+    """The run's rows, with medians where a key has several values."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        values = defaultdict(list)
+        for impl, group, name, n, value, _unit in rows:
+            values[(impl, group, name, None if group in PER_RUN_GROUPS else n)].append(value)
+        self.values = values
+
+    def get(self, impl, group, name, n=None):
+        v = self.values.get((impl, group, name, n))
+        return statistics.median(v) if v else None
+
+    def spread(self, impl, group, name):
+        v = self.values.get((impl, group, name, None))
+        return (statistics.median(v), min(v), max(v), len(v)) if v else None
+
+    def sizes(self, impl, routine):
+        return sorted(k[3] for k in self.values if k[0] == impl and k[1] == "blas" and k[2] == routine)
+
+
+def fmt(v, digits=2):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def header(out, *columns):
+    out.append("| " + " | ".join(columns) + " |")
+    out.append("|" + " --- |" * len(columns))
+
+
+def compared(ours, theirs, ok):
+    """cuhandle / baseline and whether ok(ratio) holds, as table cells."""
+    r = ratio(ours, theirs)
+    return fmt(r), verdict(None if r is None else ok(r))
+
+
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def verdict(ok):
+    return "-" if ok is None else ("met" if ok else "**missed**")
+
+
+def blas_section(d, out):
+    measured = sorted({n for r in ROUTINES for n in d.sizes("cuhandle", r)})
+    span = f"from 2^{measured[0].bit_length() - 1} to 2^{measured[-1].bit_length() - 1}" if measured else ""
+    out.append(f"### BLAS level 1 against cuBLAS, every power of two {span}")
+    out.append("")
+    out.append("Speed ratio = cuBLAS time per call / cuhandle time per call (above 1: cuhandle is faster), "
+               "both measured in the same run with the same batching (batches of about 2 ms of back-to-back "
+               f"calls, median of 5-15 batches). Goal: at least {BLAS_GOAL} at every n.")
+    out.append("")
+    header(out, "routine", "worst ratio (n)", "sizes below goal", "ratio at largest n", "GB/s cuhandle / cuBLAS at largest n")
+    all_ratios = {}
+    for r in ROUTINES:
+        sizes = [n for n in d.sizes("cuhandle", r) if d.get("cublas", "blas", r, n) is not None]
+        if not sizes:
+            continue
+        ratios = {n: ratio(d.get("cublas", "blas", r, n), d.get("cuhandle", "blas", r, n)) for n in sizes}
+        all_ratios[r] = ratios
+        worst = min(sizes, key=lambda n: ratios[n])
+        below = [n for n in sizes if ratios[n] < BLAS_GOAL]
+        top = sizes[-1]
+        out.append(f"| {r} | {ratios[worst]:.2f} (2^{worst.bit_length() - 1}) | {len(below)} of {len(sizes)}"
+                   + (" (" + ", ".join(f"2^{n.bit_length() - 1}" for n in below) + ")" if below else "")
+                   + f" | {ratios[top]:.2f} | {gbps(r, top, d.get('cuhandle', 'blas', r, top)):.0f} / "
+                   f"{gbps(r, top, d.get('cublas', 'blas', r, top)):.0f} |")
+    if not all_ratios:
+        out.append("")
+        out.append("(no BLAS rows in this run)")
+        return
+    sizes = sorted({n for ratios in all_ratios.values() for n in ratios})
+    out.append("")
+    out.append("Speed ratio per size (columns: log2 n):")
+    out.append("")
+    header(out, "routine", *(str(n.bit_length() - 1) for n in sizes))
+    for r, ratios in all_ratios.items():
+        out.append(f"| {r} | " + " | ".join(fmt(ratios.get(n)) for n in sizes) + " |")
+    copy = d.get("cublas", "blas", "d2d_copy", sizes[-1])
+    if copy:
+        out.append("")
+        out.append(f"Device-to-device copy (`cudaMemcpyAsync`, n = 2^{sizes[-1].bit_length() - 1} floats) in this run: "
+                   f"{gbps('d2d_copy', sizes[-1], copy):.0f} GB/s, the ceiling for routines that write.")
+
+
+def host_section(d, out):
+    out.append("")
+    out.append(f"### Reductions with the result on the host, n = 1000 (goal: at most {HOST_GOAL_US:.0f} us)")
+    out.append("")
+    header(out, "reduction", "cuhandle us", "cuBLAS us (host pointer mode)", "cuhandle / cuBLAS", "goal")
+    for r in HOST_REDUCTIONS:
+        ours, theirs = d.get("cuhandle", "blas_host", r, 1000), d.get("cublas", "blas_host", r, 1000)
+        if ours is None and theirs is None:
+            continue
+        out.append(f"| {r} | {fmt(ours)} | {fmt(theirs)} | {fmt(ratio(ours, theirs))} | "
+                   f"{verdict(None if ours is None else ours <= HOST_GOAL_US)} |")
+
+
+def launch_section(d, out):
+    out.append("")
+    out.append("### Kernel launches against JCuda 12.6 (same JVM, same PTX kernels, grid 1, block 32)")
+    out.append("")
+    out.append("us per launch, median of 5 runs of 50,000 asynchronous launches and one synchronize. "
+               "cuhandle: a thread with no context current; ctx current: the handle's context made current first; "
+               "JCuda: the primary context current (as JCuda needs); C: anchors.cu's raw `cuLaunchKernel`. "
+               "Goal: cuhandle / JCuda at most 1.00.")
+    out.append("")
+    header(out, "arguments", "cuhandle", "cuhandle, ctx current", "JCuda", "C driver", "cuhandle / JCuda", "goal")
+    for k in ARG_COUNTS:
+        name = f"args{k}"
+        ours, jc = d.get("cuhandle", "launch", name, 1), d.get("jcuda", "launch", name, 1)
+        cells = [fmt(v, 3) for v in (ours, d.get("cuhandle_ctx_current", "launch", name, 1), jc, d.get("c", "launch", name, 1))]
+        out.append(f"| {k} | " + " | ".join(cells + list(compared(ours, jc, lambda r: r <= 1.0))) + " |")
+    out.append("")
+    out.append("Launches per second, empty kernel, each thread its own handle (cuhandle) or its own stream with the "
+               "primary context current (JCuda); median of 3 runs of about 300 ms. Goal: cuhandle at least JCuda.")
+    out.append("")
+    header(out, "threads", "cuhandle", "JCuda", "C driver (anchors.cu)", "cuhandle / JCuda", "goal")
+    for t in THREADS:
+        name = f"threads{t}"
+        ours, jc = d.get("cuhandle", "launch_threads", name, t), d.get("jcuda", "launch_threads", name, t)
+        cells = [mega(v) for v in (ours, jc, d.get("c", "launch_threads", name, t))]
+        out.append(f"| {t} | " + " | ".join(cells + list(compared(ours, jc, lambda r: r >= 1.0))) + " |")
+
+
+def mega(v):
+    return "-" if v is None else f"{v / 1e6:.3f} M"
+
+
+def handle_section(d, out):
+    out.append("")
+    out.append("### Handle costs, 5 fresh JVMs (median / min / max of the per-JVM medians)")
+    out.append("")
+    header(out, "what", "median", "min", "max", "runs")
+    units = {}
+    for impl, group, name, _n, _v, unit in d.rows:
+        if group == "handle":
+            units[name] = unit
+    for name, unit in units.items():
+        s = d.spread("cuhandle", "handle", name)
+        out.append(f"| {name.replace('_', ' ')} ({unit}) | {s[0]:.1f} | {s[1]:.1f} | {s[2]:.1f} | {s[3]} |")
+
+
+COLD_STEPS = ["extract", "system_load", "configure", "driver_load", "cuinit", "retain", "blas_first_call",
+              "blas_second_call", "jvm_start_to_main"]
+
+
+def cold_section(d, out):
+    out.append("")
+    c = d.spread("c", "cold", "cuinit_plus_retain")
+    whole = d.spread("cuhandle", "cold", "first_handle_create")
+    if c is None and whole is None:
+        return
+    out.append(f"### Cold start, fresh processes (goal: first `Handle.create()` at most C's cuInit + retain + {COLD_GOAL_MS:.0f} ms)")
+    out.append("")
+    header(out, "what", "median ms", "min", "max", "runs")
+
+    def line(label, s):
+        if s:
+            out.append(f"| {label} | {s[0]:.1f} | {s[1]:.1f} | {s[2]:.1f} | {s[3]} |")
+
+    line("C: `cuInit`", d.spread("c", "cold", "cuinit"))
+    line("C: first `cuDevicePrimaryCtxRetain`", d.spread("c", "cold", "retain"))
+    line("C: both", c)
+    line("cuhandle: first `Handle.create(0)` in `main`", whole)
+    for step in COLD_STEPS:
+        line(f"cuhandle step: {step.replace('_', ' ')}", d.spread("cuhandle", "cold", step))
+    out.append("")
+    out.append("Steps: `ColdStartBenchmark steps` does the work of the first `Handle.create(0)` one call at a time "
+               "(load libcuhandle = extract + System.load + configure, load libcuda, cuInit, retain; then the first "
+               "BLAS call, which loads the BLAS kernel image); the loader's steps and the JVM start are also recorded "
+               "in the `whole` runs, hence more runs.")
+    if c and whole:
+        over = whole[0] - c[0]
+        out.append("")
+        out.append(f"First `Handle.create(0)` minus C's cuInit + retain (medians): {over:.1f} ms; "
+                   f"goal {verdict(over <= COLD_GOAL_MS)}.")
+
+
+def markdown(d, notes):
+    out = []
+    about = [n for n in notes if n.startswith("bench run") or n.startswith("cublas_l1 on")]
+    if about:
+        out.append("Measured in one run of `.gpu-bundle/run-all bench` (" + "; ".join(dict.fromkeys(about)) + ").")
+        out.append("")
+    blas_section(d, out)
+    host_section(d, out)
+    launch_section(d, out)
+    handle_section(d, out)
+    cold_section(d, out)
+    return "\n".join(out) + "\n"
+
+
+def with_images(md, image_dir):
+    charts = [("blas-gbps.png", "BLAS level 1 GB/s against n"), ("blas-us.png", "BLAS level 1 us per call against n"),
+              ("launch.png", "launch overhead and throughput")]
+    links = "\n".join(f"![{alt}]({image_dir}/{name})" for name, alt in charts)
+    return md + "\n" + links + "\n"
+
+
+def write_csv(rows, notes, path):
+    """All rows, after the run's notes as '#' lines (report.py --readme reads them back)."""
+    with open(path, "w", newline="") as f:
+        for note in notes:
+            f.write("# " + note + "\n")
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["impl", "group", "name", "n", "value", "unit"])
+        for row in rows:
+            w.writerow(row)
+
+
+def charts(d, outdir):
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib missing: no PNG written")
+        print("matplotlib missing: no charts written")
         return
-    ops = [r[0] for r in table]
-    xs = range(len(ops))
-    fig, ax = plt.subplots(figsize=(12, 4.5))
-    ax.bar([x - 0.2 for x in xs], [r[2] for r in table], width=0.4, label="cuhandle")
-    ax.bar([x + 0.2 for x in xs], [r[3] for r in table], width=0.4, label="cuBLAS")
-    ax.axhline(copy_ceiling, color="gray", linestyle="--", linewidth=1, label=f"D2D copy {copy_ceiling:.0f} GB/s")
-    ax.axhline(read_ceiling, color="black", linestyle=":", linewidth=1, label=f"cuBLAS sdot {read_ceiling:.0f} GB/s")
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels(ops, rotation=45)
-    ax.set_ylabel("GB/s (reads + writes)")
-    ax.set_title("BLAS level 1 bandwidth, n = 2^28 floats / 2^27 doubles, same device run")
-    ax.legend(loc="lower right", fontsize=8)
+    for what, ylabel, fname in (("gbps", "GB/s (reads + writes)", "blas-gbps.png"), ("us", "us per call", "blas-us.png")):
+        fig, axes = plt.subplots(4, 4, figsize=(16, 13), sharex=True)
+        for ax, r in zip(axes.flat, ROUTINES):
+            for impl, style in (("cuhandle", "-o"), ("cublas", "--s")):
+                sizes = d.sizes(impl, r)
+                us = [d.get(impl, "blas", r, n) for n in sizes]
+                ys = [gbps(r, n, u) for n, u in zip(sizes, us)] if what == "gbps" else us
+                if sizes:
+                    ax.plot(sizes, ys, style, markersize=3, label="cuBLAS" if impl == "cublas" else impl)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(r)
+            ax.grid(True, which="both", linewidth=0.3)
+        for ax in axes[-1]:
+            ax.set_xlabel("n")
+        for ax in axes[:, 0]:
+            ax.set_ylabel(ylabel)
+        axes.flat[0].legend(fontsize=8)
+        fig.suptitle(f"BLAS level 1, cuhandle and cuBLAS in the same run: {ylabel} against n")
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, fname), dpi=80)
+        plt.close(fig)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    impls = [("cuhandle", "cuhandle"), ("cuhandle_ctx_current", "cuhandle, ctx current"), ("jcuda", "JCuda"), ("c", "C driver")]
+    width = 0.2
+    for i, (impl, label) in enumerate(impls):
+        ys = [d.get(impl, "launch", f"args{k}", 1) for k in ARG_COUNTS]
+        xs = [x + (i - 1.5) * width for x in range(len(ARG_COUNTS))]
+        a1.bar([x for x, y in zip(xs, ys) if y is not None], [y for y in ys if y is not None], width=width, label=label)
+    a1.set_xticks(range(len(ARG_COUNTS)))
+    a1.set_xticklabels([str(k) for k in ARG_COUNTS])
+    a1.set_xlabel("kernel arguments")
+    a1.set_ylabel("us per launch")
+    a1.legend(fontsize=8)
+    for impl, label in (("cuhandle", "cuhandle"), ("jcuda", "JCuda"), ("c", "C driver")):
+        pts = [(t, d.get(impl, "launch_threads", f"threads{t}", t)) for t in THREADS]
+        pts = [(t, v / 1e6) for t, v in pts if v is not None]
+        if pts:
+            a2.plot([p[0] for p in pts], [p[1] for p in pts], "-o", label=label)
+    a2.set_xscale("log", base=2)
+    a2.set_xticks(THREADS)
+    a2.set_xticklabels([str(t) for t in THREADS])
+    a2.set_xlabel("threads")
+    a2.set_ylabel("million launches per second")
+    a2.legend(fontsize=8)
+    fig.suptitle("Empty-kernel launches: overhead per launch and throughput")
     fig.tight_layout()
-    fig.savefig(sys.argv[4], dpi=110)
+    fig.savefig(os.path.join(outdir, "launch.png"), dpi=80)
+    plt.close(fig)
+
+
+def replace_between_markers(readme, text):
+    with open(readme) as f:
+        old = f.read()
+    if BEGIN not in old or END not in old or old.index(BEGIN) > old.index(END):
+        sys.exit(f"{readme} has no {BEGIN} ... {END} section")
+    new = old[:old.index(BEGIN) + len(BEGIN)] + "\n" + text + old[old.index(END):]
+    with open(readme, "w") as f:
+        f.write(new)
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "--readme":
+        perf_csv = argv[3] if len(argv) > 3 else sys.exit(__doc__)
+        image_dir = argv[4] if len(argv) > 4 else os.path.dirname(perf_csv) or "."
+        rows, notes = read_rows([perf_csv])
+        md = markdown(Data(rows), notes)
+        replace_between_markers(argv[2], with_images(md, image_dir))
+        return
+    if len(argv) < 3:
+        sys.exit(__doc__)
+    outdir, paths = argv[1], argv[2:]
+    os.makedirs(outdir, exist_ok=True)
+    rows, notes = read_rows(paths)
+    d = Data(rows)
+    write_csv(rows, notes, os.path.join(outdir, "perf.csv"))
+    md = markdown(d, notes)
+    with open(os.path.join(outdir, "perf.md"), "w") as f:
+        f.write(md)
+    charts(d, outdir)
+    print(md)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv)

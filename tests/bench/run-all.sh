@@ -1,38 +1,91 @@
 #!/bin/sh
 # Runs on the GPU host from inside a bundle made by scripts/gpu-bundle.sh: the self-test, the GPU
-# test suite, the C baselines (FIGURES.md's anchors.cu and the cuBLAS BLAS harness, compiled here
-# with the host's nvcc) and cuhandle's benchmarks, all in one run so that ratios are comparable.
-# Writes its logs to ${OUT:-./out}. Usage: run-all.sh [tests|bench|all]
+# test suite, and the benchmarks: the C baselines (tests/bench/cublas_l1.cu, cold_start.c and
+# FIGURES.md's anchors.cu, compiled here with the host's nvcc) and cuhandle's, all in one run so
+# that ratios are comparable. Usage: run-all [tests|bench|proof|all] (default all).
+# `proof` (also part of `all`) compiles and runs tests/handles-proof/cublas_behaviour.cu, the evidence for
+# docs/handles.md's cuBLAS column: CHECK/OBSERVE lines in $OUT/proof.log, exit status on the last line.
+#
+# Writes into ${OUT:-./out}: main.log, tests.log (tests, all), proof.log (proof, all), bench.log
+# (every harness's raw output, in order) and, from tests/bench/report.py, perf.csv, perf.md (the README's performance section), blas-gbps.png, blas-us.png, launch.png. Publish a run
+# with tests/bench/publish.sh OUT (copies the CSV and charts to docs/perf, rewrites README.md).
+# The benchmarks take about 3 minutes on an H200; COLD_RUNS (default 3) and HANDLE_RUNS (default 5)
+# set the fresh processes for the cold start and the handle costs, BLAS_LOG2_MAX (default 28) the
+# largest BLAS size (a quick check: BLAS_LOG2_MAX=16).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
 what=${1:-all}
+case "$what" in tests|bench|proof|all) ;; *) echo "usage: run-all [tests|bench|proof|all]" >&2; exit 2 ;; esac
 mkdir -p "$out"
 nvidia-smi -L 2>&1 | tee "$out/main.log"
 "$here/run-main" >>"$out/main.log" 2>&1; echo "run-main exit $?" >>"$out/main.log"
-if [ "$what" != bench ]; then
+if [ "$what" = tests ] || [ "$what" = all ]; then
   timeout "${TESTS_TIMEOUT:-300}" "$here/run-tests" >"$out/tests.log" 2>&1; echo "run-tests exit $?" >>"$out/tests.log"
   grep -E "tests (successful|failed|skipped|aborted)|containers failed|\[X\]|run-tests exit" "$out/tests.log"
 fi
-if [ "$what" != tests ]; then
-  cd "$here/bench" || exit 1
-  nvcc -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 anchors.cu -o anchors -lcuda -lcublas 2>&1 | tail -3
-  nvcc -O2 -std=c++17 -arch=sm_90 cublas_l1.cu -o cublas_l1 -lcublas 2>&1 | tail -3
-  nvcc -O2 -std=c++17 pinned_copy.cu -o pinned_copy -lcuda 2>&1 | tail -3
-  timeout 120 ./anchors >"$out/anchors.txt" 2>&1
-  timeout 120 ./cublas_l1 >"$out/cublas.csv" 2>&1
-  # Pinned copies (issue 12): the C baseline and AsyncBenchmark side by side in async.csv.
-  {
-    timeout 120 ./pinned_copy
-    timeout 180 "$here/run-class" dev.cuhandle.bench.AsyncBenchmark
-  } >"$out/async.csv" 2>&1
-  {
-    timeout 90 "$here/run-class" dev.cuhandle.bench.HandleBenchmark
-    timeout 60 "$here/run-class" dev.cuhandle.LaunchBenchmark
-    timeout 120 "$here/run-class" dev.cuhandle.bench.BlasBenchmark
-  } >"$out/cuhandle.csv" 2>&1
-  python3 "$here/bench/report.py" "$out/cuhandle.csv" "$out/cublas.csv" "$out/blas-report.csv" "$out/blas.png" >"$out/report.txt" 2>&1
-  cat "$out/report.txt"
-  grep -E "launch|create|call_ns|activation|latency" "$out/cuhandle.csv" "$out/anchors.txt" | head -40
-  cat "$out/async.csv"
+if [ "$what" = proof ] || [ "$what" = all ]; then
+  (
+    cd "$here/handles-proof" || exit 1
+    nvcc -O2 -std=c++17 -arch=sm_90 cublas_behaviour.cu -o cublas_behaviour -lcublas -lcuda 2>&1 | grep -v deprecated | tail -3
+    timeout 300 ./cublas_behaviour; echo "cublas_behaviour exit $?"
+  ) >"$out/proof.log" 2>&1
+  grep -E "^(CHECK|OBSERVE|SKIP|DONE)|exit" "$out/proof.log"
 fi
+[ "$what" = tests ] && exit 0
+[ "$what" = proof ] && exit 0
+
+raw=$(mktemp -d)
+log=$out/bench.log
+: >"$log"
+# step NAME FILE COMMAND...: runs a harness, its stdout into $raw/FILE and both streams into bench.log.
+step() {
+  name=$1; file=$2; shift 2
+  echo "== $name: $*" >>"$log"
+  start=$(date +%s)
+  "$@" 2>>"$log" | tee -a "$raw/$file" >>"$log"
+  echo "== $name took $(( $(date +%s) - start )) s" >>"$log"
+}
+bench_start=$(date +%s)
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+echo "# bench run $(date -u +%Y-%m-%dT%H:%MZ)${gpu:+ on $gpu}" >"$raw/notes.csv"
+cd "$here/bench" || exit 1
+{
+  nvcc -O2 -std=c++17 -arch=sm_90 cublas_l1.cu -o cublas_l1 -lcublas 2>&1 | tail -3
+  nvcc -O2 cold_start.c -o cold_start -lcuda 2>&1 | tail -3
+  nvcc -O2 -std=c++17 pinned_copy.cu -o pinned_copy -lcuda 2>&1 | tail -3
+  [ -f anchors.cu ] && nvcc -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 anchors.cu -o anchors -lcuda -lcublas 2>&1 | tail -3
+} >>"$log"
+
+# Cold start first, in fresh processes, C and Java alternating so that drift hits both alike.
+i=1
+while [ "$i" -le "${COLD_RUNS:-3}" ]; do
+  step "cold start C $i" cold.csv timeout 30 ./cold_start "$i"
+  step "cold start cuhandle $i" cold.csv timeout 30 "$here/run-class" dev.cuhandle.ColdStartBenchmark whole "$i"
+  step "cold start cuhandle steps $i" cold.csv timeout 30 "$here/run-class" dev.cuhandle.ColdStartBenchmark steps "$i"
+  i=$((i + 1))
+done
+step "cuBLAS sweep" cublas.csv timeout 150 ./cublas_l1 10 "${BLAS_LOG2_MAX:-28}"
+step "cuhandle BLAS sweep" cuhandle-blas.csv timeout 150 "$here/run-class" dev.cuhandle.bench.BlasBenchmark 10 "${BLAS_LOG2_MAX:-28}"
+step "run-time compilation" compile.csv timeout 120 "$here/run-class" dev.cuhandle.bench.CompileBenchmark
+step "launches, cuhandle and JCuda" launch.csv timeout 120 "$here/run-class" dev.cuhandle.LaunchBenchmark
+i=1
+while [ "$i" -le "${HANDLE_RUNS:-5}" ]; do
+  step "handle costs $i" handle.csv timeout 60 "$here/run-class" dev.cuhandle.bench.HandleBenchmark "$i"
+  i=$((i + 1))
+done
+[ -x ./anchors ] && step "driver anchors" anchors.txt timeout 120 ./anchors
+# Issue 12: pinned 1 GiB copies, C baseline and cuhandle side by side, plus future latency.
+step "pinned copies C" async.csv timeout 120 ./pinned_copy
+step "async cuhandle" async.csv timeout 180 "$here/run-class" dev.cuhandle.bench.AsyncBenchmark
+[ -f "$raw/async.csv" ] && cp "$raw/async.csv" "$out/async.csv" && cat "$out/async.csv"
+echo "== benchmarks took $(( $(date +%s) - bench_start )) s" >>"$log"
+
+for f in cold.csv cublas.csv cuhandle-blas.csv launch.csv handle.csv anchors.txt; do
+  [ -f "$raw/$f" ] || : >"$raw/$f"
+done
+python3 "$here/bench/report.py" "$out" "$raw/notes.csv" "$raw/cold.csv" "$raw/cublas.csv" "$raw/cuhandle-blas.csv" "$raw/launch.csv" \
+  "$raw/handle.csv" "$raw/anchors.txt" 2>>"$log"
+echo "report.py exit $?" >>"$log"
+rm -rf "$raw"
+tail -1 "$log"

@@ -32,8 +32,8 @@ enum {
     SUCCESS = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, NOT_INITIALIZED = 3,
     NO_DEVICE = 100, INVALID_DEVICE = 101, INVALID_IMAGE = 200, INVALID_CONTEXT = 201,
     CONTEXT_ALREADY_CURRENT = 202, INVALID_PTX = 218, INVALID_HANDLE = 400, NOT_FOUND = 500,
-    NOT_READY = 600, ILLEGAL_ADDRESS = 700, CONTEXT_IS_DESTROYED = 709, NOT_SUPPORTED = 801,
-    UNKNOWN = 999
+    NOT_READY = 600, ILLEGAL_ADDRESS = 700, CONTEXT_IS_DESTROYED = 709, COOPERATIVE_LAUNCH_TOO_LARGE = 720,
+    NOT_SUPPORTED = 801, INVALID_CLUSTER_SIZE = 912, UNKNOWN = 999
 };
 
 #define MAX_DEVICES 8
@@ -102,6 +102,7 @@ typedef struct Kernel {
     char *name;
     int nparams; /* -1: unknown (fatbin/cubin images are not parsed) */
     size_t *offsets, *sizes;
+    int max_dynamic_shared[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0: the default */
 } Kernel;
 
 /* A module-scope variable declared in the PTX: `.global` (__device__), `.const` (__constant__),
@@ -175,6 +176,10 @@ static int64_t g_work_ns;
 static _Thread_local int g_fail_next_sync;
 static _Thread_local int g_fail_allocs, g_fail_host_allocs;
 static long g_use_after_free, g_launches, g_out_of_bounds, g_bad_handles;
+/* The last launch: 1 = through cuLaunchKernelEx, 2 = cooperative, 4 = clustered; and its arguments laid
+ * out at the kernel's parameter offsets (for kernels whose PTX was parsed). */
+static int g_last_launch_flags;
+static unsigned char g_last_params[4096];
 
 static _Thread_local Ctx *t_stack[STACK_DEPTH];
 static _Thread_local int t_depth;
@@ -225,10 +230,12 @@ static int driver_version(void) { return env_int("CUHANDLE_STANDIN_VERSION", 120
             return NOT_INITIALIZED; \
         }                           \
     } while (0)
-#define RETURN(rc)   \
-    do {             \
-        UNLOCK();    \
-        return (rc); \
+/* The result is computed before the unlock: RETURN(f(...)) runs f under the lock. */
+#define RETURN(rc)                 \
+    do {                           \
+        CUresult result_ = (rc);   \
+        UNLOCK();                  \
+        return result_;            \
     } while (0)
 
 static int ctx_dead(const Ctx *c) { return !c->active; }
@@ -547,9 +554,12 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
     case 7: v = 65535; break;      /* MAX_GRID_DIM_Z */
     case 8: v = 49152; break;      /* MAX_SHARED_MEMORY_PER_BLOCK */
     case 16: v = 132; break;       /* MULTIPROCESSOR_COUNT */
-    case 75: v = 9; break;         /* COMPUTE_CAPABILITY_MAJOR */
-    case 76: v = 0; break;         /* COMPUTE_CAPABILITY_MINOR */
+    case 75: v = env_int("CUHANDLE_STANDIN_CC", 90) / 10; break; /* COMPUTE_CAPABILITY_MAJOR */
+    case 76: v = env_int("CUHANDLE_STANDIN_CC", 90) % 10; break; /* COMPUTE_CAPABILITY_MINOR */
+    case 95: v = env_int("CUHANDLE_STANDIN_COOPERATIVE", 1); break; /* COOPERATIVE_LAUNCH */
+    case 97: v = 232448; break;    /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
     case 115: v = 1; break;        /* MEMORY_POOLS_SUPPORTED */
+    case 120: v = env_int("CUHANDLE_STANDIN_CC", 90) >= 90; break; /* CLUSTER_LAUNCH */
     default: v = 0;
     }
     *pi = v;
@@ -1327,24 +1337,46 @@ static char *fatbin_ptx(const unsigned char *b) {
     return NULL;
 }
 
-static void jit_log(void **options_values, int *options, unsigned n, const char *message) {
+/* Writes `message` into the log buffer option `buffer_option` (5: error log, 3: info log) and its size option. */
+static void write_log(void **options_values, int *options, unsigned n, int buffer_option, const char *message) {
     char *buffer = NULL;
     size_t size = 0;
     for (unsigned i = 0; options && options_values && i < n; i++) {
-        if (options[i] == 5) buffer = options_values[i];                  /* CU_JIT_ERROR_LOG_BUFFER */
-        if (options[i] == 6) size = (size_t)(uintptr_t)options_values[i]; /* ..._SIZE_BYTES */
+        if (options[i] == buffer_option) buffer = options_values[i];
+        if (options[i] == buffer_option + 1) size = (size_t)(uintptr_t)options_values[i];
     }
     if (buffer && size) snprintf(buffer, size, "%s", message);
+}
+
+static void jit_log(void **options_values, int *options, unsigned n, const char *message) {
+    write_log(options_values, options, n, 5, message); /* CU_JIT_ERROR_LOG_BUFFER */
+}
+
+/* Known JIT options only, with values the real driver accepts; anything else is INVALID_VALUE. */
+static int check_jit_options(int *options, void **values, unsigned n, int *verbose) {
+    *verbose = 0;
+    for (unsigned i = 0; options && values && i < n; i++) {
+        uintptr_t v = (uintptr_t)values[i];
+        switch (options[i]) {
+        case 0: if (v < 1 || v > 255) return INVALID_VALUE; break;   /* CU_JIT_MAX_REGISTERS */
+        case 7: if (v > 4) return INVALID_VALUE; break;              /* CU_JIT_OPTIMIZATION_LEVEL */
+        case 12: *verbose = v != 0; break;                           /* CU_JIT_LOG_VERBOSE */
+        case 3: case 4: case 5: case 6: break;                       /* the log buffers */
+        default: return INVALID_VALUE;
+        }
+    }
+    return SUCCESS;
 }
 
 EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, int *jitOptions, void **jitOptionsValues,
                                   unsigned int numJitOptions, int *libraryOptions, void **libraryOptionValues,
                                   unsigned int numLibraryOptions) {
     ENTER();
-    (void)libraryOptions;
-    (void)libraryOptionValues;
-    (void)numLibraryOptions;
     if (!library || !code) RETURN(INVALID_VALUE);
+    for (unsigned i = 0; i < numLibraryOptions; i++) /* CU_LIBRARY_BINARY_IS_PRESERVED (1) only */
+        if (!libraryOptions || !libraryOptionValues || libraryOptions[i] != 1) RETURN(INVALID_VALUE);
+    int verbose;
+    if (check_jit_options(jitOptions, jitOptionsValues, numJitOptions, &verbose)) RETURN(INVALID_VALUE);
     /* Byte by byte, so a short NUL-terminated PTX text is never read past its end. */
     const unsigned char *b = code;
     Library *lib = calloc(1, sizeof *lib);
@@ -1378,7 +1410,39 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, int *jit
     }
     vec_push(&g_libraries, lib);
     *library = lib;
+    char info[160];
+    snprintf(info, sizeof info, "stand-in JIT: %s image, %zu kernels%s", lib->kind == IMAGE_PTX ? "PTX" : lib->kind == IMAGE_CUBIN ? "cubin" : "fatbin",
+             lib->nkernels, verbose ? " (verbose)" : "");
+    write_log(jitOptionsValues, jitOptions, numJitOptions, 3, info); /* CU_JIT_INFO_LOG_BUFFER */
     RETURN(SUCCESS);
+}
+
+/* Reads the file and loads it as cuLibraryLoadData does (which takes the lock itself). */
+EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, int *jitOptions, void **jitOptionsValues,
+                                      unsigned int numJitOptions, int *libraryOptions, void **libraryOptionValues,
+                                      unsigned int numLibraryOptions) {
+    if (!fileName) return INVALID_VALUE;
+    FILE *f = fopen(fileName, "rb");
+    if (!f) return 301; /* CUDA_ERROR_FILE_NOT_FOUND */
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *data = malloc(cap + 1);
+    size_t got;
+    while (data && (got = fread(data + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            unsigned char *bigger = realloc(data, 2 * cap + 1);
+            if (!bigger) { free(data); data = NULL; break; }
+            data = bigger;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!data) return OUT_OF_MEMORY;
+    if (n < 4) { free(data); return INVALID_IMAGE; }
+    data[n] = 0; /* PTX text ends here */
+    CUresult rc = cuLibraryLoadData(library, data, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+    free(data); /* the stand-in keeps nothing that points into the image */
+    return rc;
 }
 
 EXPORT CUresult cuLibraryUnload(CUlibrary library) {
@@ -1511,7 +1575,20 @@ EXPORT CUresult cuKernelGetAttribute(int *pi, int attrib, CUkernel kernel, CUdev
     if (rc) RETURN(rc);
     if (check_device(dev)) RETURN(INVALID_DEVICE);
     if (attrib < 0 || attrib > 20) RETURN(INVALID_VALUE);
-    *pi = attrib == 0 ? 1024 : attrib == 4 ? 32 : 0; /* max threads per block, registers; others 0 */
+    /* max threads per block, registers, max dynamic shared memory (set or the 48 KiB default); others 0 */
+    Kernel *k = kernel;
+    *pi = attrib == 0 ? 1024 : attrib == 4 ? 32 : attrib == 8 ? (k->max_dynamic_shared[dev] ? k->max_dynamic_shared[dev] : 49152) : 0;
+    RETURN(SUCCESS);
+}
+
+/* Only CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8), up to the opt-in limit, as the driver. */
+EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdevice dev) {
+    ENTER();
+    int rc = check_kernel(kernel);
+    if (rc) RETURN(rc);
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    if (attrib != 8 || val < 0 || val > 232448) RETURN(INVALID_VALUE);
+    ((Kernel *)kernel)->max_dynamic_shared[dev] = val;
     RETURN(SUCCESS);
 }
 
@@ -1523,27 +1600,27 @@ static void argument_use(Ctx *c, const void *arg, int64_t until) {
     if (a && (uintptr_t)v < a->base + a->size) a->in_use_until = max64(a->in_use_until, until);
 }
 
-EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                               unsigned int by, unsigned int bz, unsigned int sharedMemBytes, CUstream hStream,
-                               void **kernelParams, void **extra) {
-    ENTER();
+/* The launch itself, with the lock held; `flags` as g_last_launch_flags. */
+static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                  unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags) {
     int rc = check_kernel(f);
-    if (rc) RETURN(rc);
+    if (rc) return rc;
     Stream *s;
-    if ((rc = resolve_stream(hStream, 1, &s))) RETURN(rc);
-    if (extra) RETURN(NOT_SUPPORTED); /* cuhandle passes parameters through kernelParams only */
-    if (gx < 1 || gy < 1 || gz < 1 || gx > 2147483647u || gy > 65535 || gz > 65535) RETURN(INVALID_VALUE);
-    if (bx < 1 || by < 1 || bz < 1 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024) RETURN(INVALID_VALUE);
-    if (sharedMemBytes > 49152) RETURN(INVALID_VALUE);
+    if ((rc = resolve_stream(hStream, 1, &s))) return rc;
+    if (extra) return NOT_SUPPORTED; /* cuhandle passes parameters through kernelParams only */
+    if (gx < 1 || gy < 1 || gz < 1 || gx > 2147483647u || gy > 65535 || gz > 65535) return INVALID_VALUE;
+    if (bx < 1 || by < 1 || bz < 1 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
     Kernel *k = f;
+    /* Above 48 KiB only after cuKernelSetAttribute opted the kernel in on this device. */
+    if (sharedMemBytes > 49152 && (int)sharedMemBytes > k->max_dynamic_shared[s->ctx->dev]) return INVALID_VALUE;
     /* Reads every argument as the kernel declares it, so a missing or short one is caught here. */
-    unsigned char scratch[4096];
     int nargs = 0;
     if (k->nparams >= 0) {
-        if (k->nparams > 0 && !kernelParams) RETURN(INVALID_VALUE);
+        if (k->nparams > 0 && !kernelParams) return INVALID_VALUE;
+        memset(g_last_params, 0, sizeof g_last_params);
         for (int i = 0; i < k->nparams; i++) {
-            if (!kernelParams[i]) RETURN(INVALID_VALUE);
-            memcpy(scratch, kernelParams[i], k->sizes[i] < sizeof scratch ? k->sizes[i] : sizeof scratch);
+            if (!kernelParams[i]) return INVALID_VALUE;
+            if (k->offsets[i] + k->sizes[i] <= sizeof g_last_params) memcpy(g_last_params + k->offsets[i], kernelParams[i], k->sizes[i]);
         }
         nargs = k->nparams;
     }
@@ -1553,7 +1630,61 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     for (int i = 0; i < nargs; i++)
         if (k->sizes[i] == 8) argument_use(s->ctx, kernelParams[i], done);
     g_launches++;
-    RETURN(SUCCESS);
+    g_last_launch_flags = flags;
+    return SUCCESS;
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                               unsigned int by, unsigned int bz, unsigned int sharedMemBytes, CUstream hStream,
+                               void **kernelParams, void **extra) {
+    ENTER();
+    RETURN(launch(f, gx, gy, gz, bx, by, bz, sharedMemBytes, hStream, kernelParams, extra, 0));
+}
+
+/* cuda.h's CUlaunchAttribute and CUlaunchConfig. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int cooperative;
+        struct { unsigned x, y, z; } clusterDim;
+        void *align;
+    } value;
+} LaunchAttribute;
+
+typedef struct {
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    LaunchAttribute *attrs;
+    unsigned numAttrs;
+} LaunchConfig;
+
+/* Models the H200: cooperative grids up to 2048 resident threads per SM on 132 SMs; portable clusters
+ * (up to 8 blocks) that divide the grid. Other attributes are NOT_SUPPORTED. */
+EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
+    ENTER();
+    if (!config || (config->numAttrs && !config->attrs)) RETURN(INVALID_VALUE);
+    int flags = 1;
+    uint64_t blocks = (uint64_t)config->gridDimX * config->gridDimY * config->gridDimZ;
+    uint64_t threads = (uint64_t)config->blockDimX * config->blockDimY * config->blockDimZ;
+    for (unsigned i = 0; i < config->numAttrs; i++) {
+        const LaunchAttribute *a = &config->attrs[i];
+        if (a->id == 2) { /* CU_LAUNCH_ATTRIBUTE_COOPERATIVE */
+            if (!a->value.cooperative) continue;
+            flags |= 2;
+            if (threads && blocks > 132 * (2048 / threads)) RETURN(COOPERATIVE_LAUNCH_TOO_LARGE);
+        } else if (a->id == 4) { /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */
+            unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
+            if (!x || !y || !z || (uint64_t)x * y * z > 8) RETURN(INVALID_CLUSTER_SIZE);
+            if (config->gridDimX % x || config->gridDimY % y || config->gridDimZ % z) RETURN(INVALID_CLUSTER_SIZE);
+            flags |= 4;
+        } else {
+            RETURN(NOT_SUPPORTED);
+        }
+    }
+    RETURN(launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,
+                  config->sharedMemBytes, config->hStream, kernelParams, extra, flags));
 }
 
 /* ---------------------------------------------------------------- optional entry points */
@@ -1622,6 +1753,11 @@ static int control(int command, int arg, int *result) {
         *result = 0;
         return SUCCESS;
     case 8: *result = (int)g_launches; return SUCCESS;
+    case 15: *result = g_last_launch_flags; return SUCCESS;
+    case 16:
+        if (arg < 0 || (size_t)arg + 4 > sizeof g_last_params) return INVALID_VALUE;
+        memcpy(result, g_last_params + arg, 4);
+        return SUCCESS;
     case 9: *result = (int)g_out_of_bounds; return SUCCESS;
     case 10: *result = (int)g_bad_handles; return SUCCESS;
     case 11: *result = count_of(&g_streams, 1); return SUCCESS;

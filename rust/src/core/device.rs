@@ -19,6 +19,10 @@ pub struct DeviceInfo {
     pub max_grid: [i32; 3],
     pub max_shared_per_block: i32,
     pub memory_pools: bool,
+    /// The most shared memory a block can have once a kernel opts in
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`); above `max_shared_per_block` on Volta and newer.
+    pub max_shared_per_block_optin: i32,
+    pub cooperative_launch: bool,
 }
 
 static CACHE: Mutex<Vec<(CUdevice, &'static DeviceInfo)>> = Mutex::new(Vec::new());
@@ -70,5 +74,7 @@ fn read(driver: &Driver, ordinal: CUdevice) -> Result<DeviceInfo> {
         max_grid: [a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?, a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?, a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?],
         max_shared_per_block: a(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
         memory_pools: a(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)? != 0,
+        max_shared_per_block_optin: a(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+        cooperative_launch: a(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0,
     })
 }

@@ -1,48 +1,132 @@
-//! Kernel launch (rule K1): arguments arrive as 8-byte slots in caller memory, so a launch
-//! allocates nothing and needs one pointer array on the stack.
+//! Kernel launch (rule K1): the caller hands over an array of argument pointers that it keeps in
+//! its own memory (the Java launch object's direct buffer), so a launch allocates nothing.
+//! Launches that need launch attributes (cooperative, thread-block clusters) go through
+//! `cuLaunchKernelEx` with the attributes on the stack.
 
 use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;
-use cudarc::driver::sys::{CUfunction, CUkernel};
+use cudarc::driver::sys::{CUfunction, CUkernel, CUstream};
 use std::ffi::c_void;
 
-/// The most arguments one launch takes (slots of 8 bytes each).
+/// The most arguments one launch takes.
 pub const MAX_KERNEL_ARGS: usize = 64;
-/// Bytes of one argument slot: every scalar or pointer argument fits in one.
-pub const SLOT_BYTES: usize = 8;
+
+/// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`.
+const LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = 2;
+/// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
+const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = 4;
 
 #[derive(Debug, Clone, Copy)]
 pub struct LaunchShape {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_bytes: u32,
+    /// Grid-wide synchronisation (`cooperative_groups::this_grid().sync()`) is allowed.
+    pub cooperative: bool,
+    /// Thread-block cluster size in blocks; `[0, 0, 0]` launches without clusters.
+    pub cluster: [u32; 3],
+}
+
+impl LaunchShape {
+    fn needs_attributes(&self) -> bool {
+        self.cooperative || self.cluster != [0, 0, 0]
+    }
+}
+
+/// `CUlaunchAttribute` of cuda.h: a 4-byte id, padding to 8, and a 64-byte value union (which
+/// holds pointers, hence the 8-byte alignment).
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+pub struct LaunchAttribute {
+    id: u32,
+    pad: u32,
+    value: [u32; 16],
+}
+
+/// `CUlaunchConfig` of cuda.h.
+#[repr(C)]
+pub struct LaunchConfig {
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: u32,
+    stream: CUstream,
+    attrs: *mut LaunchAttribute,
+    num_attrs: u32,
+}
+
+/// The attributes a shape asks for, in a fixed array (no allocation); returns how many are used.
+fn attributes(shape: &LaunchShape) -> ([LaunchAttribute; 2], u32) {
+    let empty = LaunchAttribute { id: 0, pad: 0, value: [0; 16] };
+    let mut attrs = [empty; 2];
+    let mut n = 0;
+    if shape.cooperative {
+        attrs[n].id = LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[n].value[0] = 1; // the `int cooperative` member
+        n += 1;
+    }
+    if shape.cluster != [0, 0, 0] {
+        attrs[n].id = LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[n].value[..3].copy_from_slice(&shape.cluster); // `struct { unsigned x, y, z; } clusterDim`
+        n += 1;
+    }
+    (attrs, n as u32)
 }
 
 /// Launches `kernel` on the handle's stream in the handle's context.
 ///
 /// # Safety
-/// `slots` must point to `arg_count * SLOT_BYTES` readable bytes holding the arguments, each in
-/// the first bytes of its slot, and the arguments must match what the kernel expects (the Java
-/// side checks sizes where the driver reports them; device pointers are the caller's promise).
-pub unsafe fn launch(handle: &Handle, kernel: CUkernel, shape: LaunchShape, slots: *mut u8, arg_count: usize) -> Result<()> {
+/// `params` must point to `arg_count` readable pointers, each to an argument of the size the
+/// kernel expects (the Java side checks sizes where the driver reports them; device pointers
+/// are the caller's promise).
+pub unsafe fn launch(handle: &Handle, kernel: CUkernel, shape: LaunchShape, params: *mut *mut c_void, arg_count: usize) -> Result<()> {
     if arg_count > MAX_KERNEL_ARGS {
         return Err(Error::invalid_argument(format!("{arg_count} kernel arguments given; at most {MAX_KERNEL_ARGS} are supported")));
-    }
-    let mut params = [std::ptr::null_mut::<c_void>(); MAX_KERNEL_ARGS];
-    for (i, p) in params.iter_mut().enumerate().take(arg_count) {
-        // SAFETY: within the caller's slot array (see the function's contract).
-        *p = unsafe { slots.add(i * SLOT_BYTES) }.cast();
     }
     let _scope = handle.activate()?;
     let stream = handle.stream()?;
     let ctx = handle.context();
-    let [gx, gy, gz] = shape.grid;
-    let [bx, by, bz] = shape.block;
-    // SAFETY: a CUkernel may be passed where a CUfunction is expected; the driver then uses the
-    // kernel's instance for the current context (CUDA 12 docs; verified in FIGURES.md). The
-    // parameter array holds `arg_count` valid pointers.
-    let rc = unsafe {
-        (ctx.driver().api.cuLaunchKernel)(kernel as CUfunction, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params.as_mut_ptr(), std::ptr::null_mut())
-    };
-    ctx.check(rc, "cuLaunchKernel")
+    let api = &ctx.driver().api;
+    // No arguments: a null array, so the driver never reads the caller's (unused) entries.
+    let params = if arg_count == 0 { std::ptr::null_mut() } else { params };
+    if !shape.needs_attributes() {
+        let [gx, gy, gz] = shape.grid;
+        let [bx, by, bz] = shape.block;
+        // SAFETY: a CUkernel may be passed where a CUfunction is expected; the driver then uses the
+        // kernel's instance for the current context (CUDA 12 docs; verified in FIGURES.md). The
+        // parameter array holds `arg_count` valid pointers (the function's contract).
+        let rc = unsafe { (api.cuLaunchKernel)(kernel as CUfunction, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) };
+        return ctx.check(rc, "cuLaunchKernel");
+    }
+    let (mut attrs, num_attrs) = attributes(&shape);
+    let config = LaunchConfig { grid: shape.grid, block: shape.block, shared_bytes: shape.shared_bytes, stream, attrs: attrs.as_mut_ptr(), num_attrs };
+    // SAFETY: as above for the kernel and the parameters; `config` and the attributes it points to
+    // live on this stack frame for the whole call and have cuda.h's layout (tests below).
+    let rc = unsafe { (api.cuLaunchKernelEx)(&config, kernel as CUfunction, params, std::ptr::null_mut()) };
+    ctx.check(rc, "cuLaunchKernelEx")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_structures_have_the_layout_of_cuda_h() {
+        assert_eq!(std::mem::size_of::<LaunchAttribute>(), 72);
+        assert_eq!(std::mem::size_of::<LaunchConfig>(), 56);
+        assert_eq!(std::mem::offset_of!(LaunchConfig, stream), 32);
+        assert_eq!(std::mem::offset_of!(LaunchConfig, attrs), 40);
+        assert_eq!(std::mem::offset_of!(LaunchConfig, num_attrs), 48);
+        assert_eq!(std::mem::offset_of!(LaunchAttribute, value), 8);
+    }
+
+    #[test]
+    fn attributes_follow_the_shape() {
+        let plain = LaunchShape { grid: [4, 1, 1], block: [32, 1, 1], shared_bytes: 0, cooperative: false, cluster: [0, 0, 0] };
+        assert!(!plain.needs_attributes());
+        let both = LaunchShape { cooperative: true, cluster: [2, 1, 1], ..plain };
+        let (attrs, n) = attributes(&both);
+        assert_eq!(n, 2);
+        assert_eq!((attrs[0].id, attrs[0].value[0]), (LAUNCH_ATTRIBUTE_COOPERATIVE, 1));
+        assert_eq!((attrs[1].id, &attrs[1].value[..3]), (LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &[2u32, 1, 1][..]));
+    }
 }

@@ -6,8 +6,16 @@ use crate::core::image;
 use cudarc::driver::sys::{CUdevice, CUkernel, CUlibrary};
 use std::ffi::{c_void, CStr, CString};
 
+const CU_JIT_MAX_REGISTERS: i32 = 0;
+const CU_JIT_INFO_LOG_BUFFER: i32 = 3;
+const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: i32 = 4;
 const CU_JIT_ERROR_LOG_BUFFER: i32 = 5;
 const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: i32 = 6;
+const CU_JIT_OPTIMIZATION_LEVEL: i32 = 7;
+const CU_JIT_LOG_VERBOSE: i32 = 12;
+const CU_LIBRARY_BINARY_IS_PRESERVED: i32 = 1;
+/// Bytes of each JIT log buffer (error and info).
+const JIT_LOG_BYTES: usize = 16 * 1024;
 const CUDA_ERROR_INVALID_VALUE: i32 = 1;
 const CUDA_ERROR_NOT_FOUND: i32 = 500;
 const CUDA_ERROR_INVALID_CONTEXT: i32 = 201;
@@ -21,6 +29,74 @@ pub struct Library {
     /// driver compiles a kernel at its first lookup and may write the log then, so the buffer
     /// lives as long as the library; lookup errors quote it.
     jit_log: Box<[u8]>,
+    /// The JIT information log buffer (what `CU_JIT_LOG_VERBOSE` asks for), kept as `jit_log`.
+    info_log: Box<[u8]>,
+    /// The image itself when the driver was told it is preserved (`CU_LIBRARY_BINARY_IS_PRESERVED`):
+    /// the driver then reads it until the unload instead of copying it.
+    _preserved: Option<image::CheckedImage>,
+}
+
+/// JIT and library options accepted at load (`cuLibraryLoadData` / `cuLibraryLoadFromFile`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// `CU_JIT_OPTIMIZATION_LEVEL`, 0 to 4 (the driver's default is 4).
+    pub optimization_level: Option<u32>,
+    /// `CU_JIT_MAX_REGISTERS` per thread.
+    pub max_registers: Option<u32>,
+    /// `CU_JIT_LOG_VERBOSE`: the information log says what the JIT did (registers, spills...).
+    pub log_verbose: bool,
+    /// `CU_LIBRARY_BINARY_IS_PRESERVED`: the driver keeps reading our copy of the image instead of
+    /// making its own (only for in-memory images).
+    pub binary_is_preserved: bool,
+}
+
+impl LoadOptions {
+    /// Refuses values the driver would misread, before it sees them.
+    pub fn check(&self) -> Result<()> {
+        if let Some(level) = self.optimization_level {
+            if level > 4 {
+                return Err(Error::invalid_argument(format!("JIT optimization level {level} is outside [0, 4]")));
+            }
+        }
+        if self.max_registers == Some(0) {
+            return Err(Error::invalid_argument("JIT max registers 0 is not a limit; expected at least 1 (or no limit)"));
+        }
+        Ok(())
+    }
+}
+
+/// The driver's JIT option arrays for one load, pointing into the two log buffers.
+struct JitOptions {
+    keys: [i32; 8],
+    values: [*mut c_void; 8],
+    count: usize,
+}
+
+impl JitOptions {
+    fn new(options: &LoadOptions, error_log: &mut [u8], info_log: &mut [u8]) -> JitOptions {
+        let mut o = JitOptions { keys: [0; 8], values: [std::ptr::null_mut(); 8], count: 0 };
+        o.push(CU_JIT_ERROR_LOG_BUFFER, error_log.as_mut_ptr().cast());
+        o.push(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, error_log.len() as *mut c_void);
+        o.push(CU_JIT_INFO_LOG_BUFFER, info_log.as_mut_ptr().cast());
+        o.push(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, info_log.len() as *mut c_void);
+        // Scalar option values travel in the pointer-sized slot itself (cuda.h's convention).
+        if let Some(level) = options.optimization_level {
+            o.push(CU_JIT_OPTIMIZATION_LEVEL, level as usize as *mut c_void);
+        }
+        if let Some(registers) = options.max_registers {
+            o.push(CU_JIT_MAX_REGISTERS, registers as usize as *mut c_void);
+        }
+        if options.log_verbose {
+            o.push(CU_JIT_LOG_VERBOSE, 1usize as *mut c_void);
+        }
+        o
+    }
+
+    fn push(&mut self, key: i32, value: *mut c_void) {
+        self.keys[self.count] = key;
+        self.values[self.count] = value;
+        self.count += 1;
+    }
 }
 
 // SAFETY: a CUlibrary is a process-wide, context-independent handle usable from any thread.
@@ -55,32 +131,83 @@ pub struct KernelInfo {
     pub param_sizes: ParamSizes,
 }
 
+/// The text of a NUL-terminated log buffer, trimmed.
+fn log_text(log: &[u8]) -> String {
+    let end = log.iter().position(|&c| c == 0).unwrap_or(log.len());
+    String::from_utf8_lossy(&log[..end]).trim().to_string()
+}
+
 /// "; JIT log: ..." from a NUL-terminated log buffer, or "" when empty.
 fn jit_log_text(log: &[u8]) -> String {
-    let end = log.iter().position(|&c| c == 0).unwrap_or(log.len());
-    let text = String::from_utf8_lossy(&log[..end]).trim().to_string();
+    let text = log_text(log);
     if text.is_empty() { String::new() } else { format!("; JIT log: {text}") }
 }
 
 impl Library {
     /// Loads PTX, a cubin or a fatbin. A rejected image gives the JIT's error log in the message.
     pub fn load(bytes: &[u8]) -> Result<Library> {
+        Library::load_with(bytes, &LoadOptions::default())
+    }
+
+    /// Loads an in-memory image with JIT and library options.
+    pub fn load_with(bytes: &[u8], options: &LoadOptions) -> Result<Library> {
+        options.check()?;
         let driver = driver::initialised()?;
         let image = image::check(bytes)?;
-        let mut log = vec![0u8; 16 * 1024].into_boxed_slice();
-        let mut options = [CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
-        let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+        let what = format!("a {:?} image of {} bytes", image.kind, bytes.len());
+        let mut library_option = [CU_LIBRARY_BINARY_IS_PRESERVED];
+        let mut library_value = [1usize as *mut c_void];
+        let library_options = if options.binary_is_preserved { 1 } else { 0 };
+        Library::load_by(driver, options, "cuLibraryLoadData", &what, |raw, keys, values, n| {
+            // SAFETY: the image was bounds-checked and padded; the option arrays hold `n` entries
+            // (and the log buffers their announced sizes); a preserved image is kept by the library.
+            unsafe { (driver.api.cuLibraryLoadData)(raw, image.as_ptr(), keys, values, n, library_option.as_mut_ptr(), library_value.as_mut_ptr(), library_options) }
+        })
+        .map(|mut library| {
+            if options.binary_is_preserved {
+                library._preserved = Some(image);
+            }
+            library
+        })
+    }
+
+    /// Loads a module file with `cuLibraryLoadFromFile`: the driver reads the file itself. The file
+    /// is checked first as an in-memory image is (a truncated fatbin or cubin would make the driver
+    /// read past its buffer); `binary_is_preserved` does not apply to files.
+    pub fn load_file(path: &std::path::Path, options: &LoadOptions) -> Result<Library> {
+        options.check()?;
+        let driver = driver::initialised()?;
+        let bytes = std::fs::read(path).map_err(|e| Error::invalid_argument(format!("cannot read module file {}: {e}", path.display())))?;
+        let kind = image::check(&bytes)?.kind;
+        drop(bytes);
+        let c_path = CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| Error::invalid_argument(format!("module file name {} contains a NUL character", path.display())))?;
+        let what = format!("the {kind:?} file {}", path.display());
+        Library::load_by(driver, options, "cuLibraryLoadFromFile", &what, |raw, keys, values, n| {
+            // SAFETY: NUL-terminated path; the option arrays hold `n` entries; no library options.
+            unsafe { (driver.api.cuLibraryLoadFromFile)(raw, c_path.as_ptr(), keys, values, n, std::ptr::null_mut(), std::ptr::null_mut(), 0) }
+        })
+    }
+
+    /// One load call with the JIT option arrays and log buffers; a failure quotes the error log.
+    fn load_by(
+        driver: &'static Driver, options: &LoadOptions, operation: &str, what: &str,
+        call: impl FnOnce(*mut CUlibrary, *mut i32, *mut *mut c_void, u32) -> i32,
+    ) -> Result<Library> {
+        let mut log = vec![0u8; JIT_LOG_BYTES].into_boxed_slice();
+        let mut info_log = vec![0u8; JIT_LOG_BYTES].into_boxed_slice();
+        let mut jit = JitOptions::new(options, &mut log, &mut info_log);
         let mut raw = std::ptr::null_mut();
-        // SAFETY: the image was bounds-checked and padded; option arrays have 2 entries and the
-        // log buffer has the size we announce; no library options.
-        let rc = unsafe {
-            (driver.api.cuLibraryLoadData)(&mut raw, image.as_ptr(), options.as_mut_ptr(), values.as_mut_ptr(), 2, std::ptr::null_mut(), std::ptr::null_mut(), 0)
-        };
+        let rc = call(&mut raw, jit.keys.as_mut_ptr(), jit.values.as_mut_ptr(), jit.count as u32);
         if rc != 0 {
-            let detail = jit_log_text(&log);
-            return Err(Error::cuda(rc, "cuLibraryLoadData", format!("{} (a {:?} image of {} bytes){detail}", driver.describe(rc), image.kind, bytes.len())));
+            return Err(Error::cuda(rc, operation, format!("{} ({what}){}", driver.describe(rc), jit_log_text(&log))));
         }
-        Ok(Library { raw, driver, jit_log: log })
+        Ok(Library { raw, driver, jit_log: log, info_log, _preserved: None })
+    }
+
+    /// The JIT's information log so far (empty for machine code the JIT did not touch).
+    pub fn info_log(&self) -> String {
+        log_text(&self.info_log)
     }
 
     pub fn raw(&self) -> CUlibrary {
@@ -167,6 +294,12 @@ impl Library {
         Ok(value)
     }
 
+    /// `cuKernelSetAttribute` for `device` (e.g. the most dynamic shared memory a launch may ask for).
+    pub fn set_kernel_attribute(&self, kernel: CUkernel, attribute: i32, value: i32, device: CUdevice) -> Result<()> {
+        // SAFETY: the kernel belongs to this loaded library; the driver validates the rest.
+        self.driver.check(unsafe { (self.driver.api.cuKernelSetAttribute)(attribute, value, kernel, device) }, "cuKernelSetAttribute")
+    }
+
     /// Unloads the library. Its kernels must not be launched afterwards (the Java side enforces).
     pub fn unload(self) {
         // SAFETY: loaded by us, unloaded once (consumes self).
@@ -174,5 +307,31 @@ impl Library {
         if rc != 0 {
             log::warn!("cuLibraryUnload failed: {}", self.driver.describe(rc));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_options_the_driver_would_misread_are_refused() {
+        assert!(LoadOptions::default().check().is_ok());
+        let level = LoadOptions { optimization_level: Some(5), ..LoadOptions::default() };
+        assert!(level.check().expect_err("refused").to_string().contains("outside [0, 4]"));
+        let registers = LoadOptions { max_registers: Some(0), ..LoadOptions::default() };
+        assert!(registers.check().is_err());
+    }
+
+    #[test]
+    fn jit_options_always_carry_both_logs_and_only_the_options_asked_for() {
+        let (mut error_log, mut info_log) = (vec![0u8; 16], vec![0u8; 32]);
+        let plain = JitOptions::new(&LoadOptions::default(), &mut error_log, &mut info_log);
+        assert_eq!(&plain.keys[..plain.count], &[CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES]);
+        assert_eq!(plain.values[3] as usize, 32);
+        let all = LoadOptions { optimization_level: Some(2), max_registers: Some(40), log_verbose: true, binary_is_preserved: true };
+        let o = JitOptions::new(&all, &mut error_log, &mut info_log);
+        assert_eq!(&o.keys[4..o.count], &[CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_MAX_REGISTERS, CU_JIT_LOG_VERBOSE]);
+        assert_eq!((o.values[4] as usize, o.values[5] as usize, o.values[6] as usize), (2, 40, 1));
     }
 }

@@ -22,7 +22,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_configure<'l>(mut env: EnvUno
 /// number differs from its own (a library from another cuhandle version, e.g. through
 /// `-Dcuhandle.library.path`), instead of failing later with `UnsatisfiedLinkError`s. Raise it
 /// with every change of a `NativeApi` signature.
-const ABI_VERSION: jint = 4;
+const ABI_VERSION: jint = 5;
 
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_abiVersion<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jint {
@@ -63,7 +63,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_deviceName<'l>(mut env: EnvUn
 }
 
 /// [total memory, cc major, cc minor, SMs, max threads/block, max block x y z, max grid x y z,
-/// max shared/block, memory pools]
+/// max shared/block, memory pools, max shared/block with opt-in, cooperative launch]
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_deviceInfo<'l>(mut env: EnvUnowned<'l>, _c: jclass, ordinal: jint) -> jobject {
     entry!(env, |e| {
@@ -82,6 +82,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_deviceInfo<'l>(mut env: EnvUn
             d.max_grid[2] as i64,
             d.max_shared_per_block as i64,
             d.memory_pools as i64,
+            d.max_shared_per_block_optin as i64,
+            d.cooperative_launch as i64,
         ];
         convert::long_array(e.get_raw(), &values)
     })

@@ -4,17 +4,58 @@
 use crate::core::error::Error;
 use crate::core::handle::Handle;
 use crate::core::launch::{self, LaunchShape};
-use crate::core::library::Library;
+use crate::core::context::Context;
+use crate::core::library::{Library, LoadOptions};
 use crate::jni::raw::{self, convert};
 use crate::jni::throw::entry;
-use jni::sys::{jbyteArray, jclass, jint, jlong, jobject, jstring};
+use jni::sys::{jboolean, jbyteArray, jclass, jint, jlong, jobject, jstring};
 use jni::EnvUnowned;
 
+/// Load options as Java encodes them: optimisation level and max registers (-1: the driver's
+/// default), log verbose and binary preserved (0 or 1).
+fn load_options(level: jint, registers: jint, verbose: jboolean, preserved: jboolean) -> Result<LoadOptions, Error> {
+    let optional = |v: jint, what: &str| match v {
+        -1 => Ok(None),
+        v => u32::try_from(v).map(Some).map_err(|_| Error::invalid_argument(format!("{what} {v} is negative"))),
+    };
+    let options = LoadOptions {
+        optimization_level: optional(level, "JIT optimization level")?,
+        max_registers: optional(registers, "JIT max registers")?,
+        log_verbose: verbose,
+        binary_is_preserved: preserved,
+    };
+    options.check()?;
+    Ok(options)
+}
+
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_libraryLoad<'l>(mut env: EnvUnowned<'l>, _c: jclass, image: jbyteArray) -> jlong {
+pub extern "system" fn Java_dev_cuhandle_NativeApi_libraryLoad<'l>(
+    mut env: EnvUnowned<'l>, _c: jclass, image: jbyteArray, level: jint, registers: jint, verbose: jboolean, preserved: jboolean,
+) -> jlong {
     entry!(env, |e| {
+        let options = load_options(level, registers, verbose, preserved)?;
         let bytes = convert::bytes(e.get_raw(), image)?;
-        Ok(raw::give(Library::load(&bytes)?))
+        Ok(raw::give(Library::load_with(&bytes, &options)?))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_libraryLoadFile<'l>(
+    mut env: EnvUnowned<'l>, _c: jclass, path: jstring, level: jint, registers: jint, verbose: jboolean,
+) -> jlong {
+    entry!(env, |e| {
+        let options = load_options(level, registers, verbose, false)?;
+        let path = convert::string(e.get_raw(), path)?.ok_or_else(|| Error::invalid_argument("the module file path is null"))?;
+        Ok(raw::give(Library::load_file(std::path::Path::new(&path), &options)?))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_libraryInfoLog<'l>(mut env: EnvUnowned<'l>, _c: jclass, lib: jlong) -> jstring {
+    entry!(env, |e| {
+        // SAFETY: live library pointer held by a Java Library inside its call.
+        let library = unsafe { raw::borrow::<Library>(lib, "library")? };
+        convert::new_string(e.get_raw(), &library.info_log())
     })
 }
 
@@ -54,6 +95,30 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelParamSizes<'l>(mut env:
     })
 }
 
+/// Parameter sizes probed in the context current on this thread, else the primary context of
+/// `device` (as `libraryManaged` does): [count, sizes...] or [-1] if unsupported.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelParamSizesOn<'l>(mut env: EnvUnowned<'l>, _c: jclass, lib: jlong, kernel: jlong, device: jint) -> jobject {
+    entry!(env, |e| {
+        // SAFETY: live library pointer held by a Java Library inside its call.
+        let library = unsafe { raw::borrow::<Library>(lib, "library")? };
+        let ctx = Context::current_or_primary(device)?;
+        let _scope = ctx.activate()?;
+        convert::long_array(e.get_raw(), &library.param_sizes(kernel as _)?.encode())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelSetAttribute<'l>(
+    mut env: EnvUnowned<'l>, _c: jclass, lib: jlong, kernel: jlong, attribute: jint, value: jint, device: jint,
+) {
+    entry!(env, |_e| {
+        // SAFETY: live library pointer; the kernel came from it.
+        let library = unsafe { raw::borrow::<Library>(lib, "library")? };
+        Ok(library.set_kernel_attribute(kernel as _, attribute, value, device)?)
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_libraryKernelNames<'l>(mut env: EnvUnowned<'l>, _c: jclass, lib: jlong) -> jobject {
     entry!(env, |e| {
@@ -78,16 +143,24 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelAttribute<'l>(mut env: 
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
     mut env: EnvUnowned<'l>, _c: jclass, h: jlong, kernel: jlong,
-    gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint, slots: jlong, arg_count: jint,
+    gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint, params: jlong, arg_count: jint,
+    cooperative: jboolean, cx: jint, cy: jint, cz: jint,
 ) {
     entry!(env, |_e| {
         // SAFETY: live handle pointer held by a Java Handle.
         let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
-        let shape = LaunchShape { grid: [gx as u32, gy as u32, gz as u32], block: [bx as u32, by as u32, bz as u32], shared_bytes: shared as u32 };
-        // SAFETY: `slots` is the address of the Java launch object's direct buffer, which holds
-        // at least `arg_count` slots (checked in Java) and stays reachable during the call;
-        // `kernel` belongs to an open library (checked in Java).
-        unsafe { launch::launch(handle, kernel as _, shape, slots as *mut u8, arg_count.max(0) as usize)? };
+        let shape = LaunchShape {
+            grid: [gx as u32, gy as u32, gz as u32],
+            block: [bx as u32, by as u32, bz as u32],
+            shared_bytes: shared as u32,
+            cooperative,
+            cluster: [cx as u32, cy as u32, cz as u32],
+        };
+        // SAFETY: `params` is the address of the pointer array in the Java launch object's direct
+        // buffer: each of its first `arg_count` entries points at that argument's bytes inside the
+        // same buffer (KernelLaunch writes them), which stays reachable during the call; `kernel`
+        // belongs to an open library (checked in Java).
+        unsafe { launch::launch(handle, kernel as _, shape, params as *mut *mut std::ffi::c_void, arg_count.max(0) as usize)? };
         Ok(())
     })
 }

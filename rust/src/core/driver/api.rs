@@ -138,6 +138,9 @@ driver_api! {
         cuLibraryGetManaged = "cuLibraryGetManaged"(*mut CUdeviceptr, *mut usize, CUlibrary, *const c_char);
         cuKernelGetAttribute = "cuKernelGetAttribute"(*mut c_int, c_int, CUkernel, CUdevice);
         cuLaunchKernel = "cuLaunchKernel"(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
+        cuLaunchKernelEx = "cuLaunchKernelEx"(*const crate::core::launch::LaunchConfig, CUfunction, *mut *mut c_void, *mut *mut c_void);
+        cuKernelSetAttribute = "cuKernelSetAttribute"(c_int, c_int, CUkernel, CUdevice);
+        cuLibraryLoadFromFile = "cuLibraryLoadFromFile"(*mut CUlibrary, *const c_char, *mut c_int, *mut *mut c_void, c_uint, *mut c_int, *mut *mut c_void, c_uint);
     }
     optional {
         cuKernelGetParamInfo = "cuKernelGetParamInfo" since 12040 (CUkernel, usize, *mut usize, *mut usize);

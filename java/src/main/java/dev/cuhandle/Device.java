@@ -132,6 +132,40 @@ public final class Device {
     }
 
     /**
+     * The most shared memory a block may use once its kernel opts in
+     * ({@code CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN}); a launch asking for more dynamic shared
+     * memory than {@link #maxSharedMemoryPerBlock()} opts the kernel in by itself (see
+     * {@link KernelLaunch#sharedBytes(int)}).
+     *
+     * @return the maximum shared memory per block with opt-in, in bytes
+     */
+    public int maxSharedMemoryPerBlockOptin() {
+        return (int) info[13];
+    }
+
+    /**
+     * Whether the device can run cooperative launches ({@code CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH}), needed
+     * by {@link KernelLaunch#cooperative(boolean)}.
+     *
+     * @return {@code true} if cooperative launches are supported
+     */
+    public boolean supportsCooperativeLaunch() {
+        return info[14] != 0;
+    }
+
+    /**
+     * A device attribute by name ({@code cuDeviceGetAttribute}), read from the driver on each call.
+     *
+     * @param attribute the attribute
+     * @return the attribute's value
+     * @throws NullPointerException if {@code attribute} is {@code null}
+     * @throws CudaException if the driver rejects the attribute or cannot be used
+     */
+    public int attribute(DeviceAttribute attribute) {
+        return attribute(attribute.value());
+    }
+
+    /**
      * Any device attribute by number ({@code cuDeviceGetAttribute}), read from the driver on each call.
      *
      * @param cuDeviceAttribute a {@code CUdevice_attribute} value from {@code cuda.h}

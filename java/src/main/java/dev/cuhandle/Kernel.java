@@ -1,5 +1,8 @@
 package dev.cuhandle;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
 /**
  * A kernel of a {@link Library}, launchable in every context (rule H10). Where the driver can
  * tell (12.4+), its parameter sizes are known and launches are checked against them (rule K2).
@@ -19,6 +22,8 @@ public final class Kernel {
     private volatile int[] paramSizes;
     /** False until the sizes were probed (they need a current context, so maybe at the first launch). */
     private volatile boolean paramSizesKnown;
+    /** Per device: the dynamic shared memory this kernel was opted in to (set once per device and size). */
+    private final Map<Integer, Integer> dynamicSharedOptIn = new ConcurrentHashMap<>();
 
     Kernel(Library library, String name, long raw, long[] encodedSizes) {
         this.library = library;
@@ -65,14 +70,30 @@ public final class Kernel {
     }
 
     /**
-     * Parameter count, or -1 when unknown: the driver cannot tell (before CUDA 12.4), or the kernel was
-     * looked up with no context current and has not been launched yet.
+     * Parameter count, or -1 when the driver cannot tell (before CUDA 12.4). No launch is needed first: if the
+     * kernel was looked up with no context current, the driver is asked in the context current now, or else in
+     * the primary context of {@link Cuda#getDevice()} (rules H1, H2).
      *
      * @return the number of parameters, or -1
+     * @throws IllegalStateException if the sizes must be asked for and the library is closed
+     * @throws CudaException if the sizes must be asked for and the driver fails
      */
     public int parameterCount() {
-        int[] sizes = paramSizes;
+        int[] sizes = probedSizes();
         return sizes == null ? -1 : sizes.length;
+    }
+
+    /** The parameter sizes, asking the driver in the current or primary context if no launch did yet. */
+    private int[] probedSizes() {
+        if (!paramSizesKnown) {
+            long lib = library.enter();
+            try {
+                decode(NativeApi.kernelParamSizesOn(lib, raw, Cuda.getDevice()));
+            } finally {
+                library.exit();
+            }
+        }
+        return paramSizes;
     }
 
     /**
@@ -81,9 +102,11 @@ public final class Kernel {
      * @param index the parameter, from 0
      * @return its size in bytes, or -1 when the sizes are unknown (see {@link #parameterCount()})
      * @throws IllegalArgumentException if the sizes are known and {@code index} is not a parameter
+     * @throws IllegalStateException if the sizes must be asked for and the library is closed
+     * @throws CudaException if the sizes must be asked for and the driver fails
      */
     public int parameterSize(int index) {
-        int[] sizes = paramSizes;
+        int[] sizes = probedSizes();
         if (sizes == null) {
             return -1;
         }
@@ -118,6 +141,84 @@ public final class Kernel {
             return NativeApi.kernelAttribute(lib, raw, cuFunctionAttribute, device);
         } finally {
             library.exit();
+        }
+    }
+
+    /**
+     * An attribute of this kernel on a device by name ({@code cuKernelGetAttribute}).
+     *
+     * @param attribute the attribute
+     * @param device the device number
+     * @return the attribute's value
+     * @throws NullPointerException if {@code attribute} is {@code null}
+     * @throws IllegalStateException if the library is closed
+     * @throws CudaException if the driver rejects the device, or fails
+     */
+    public int attribute(KernelAttribute attribute, int device) {
+        return attribute(attribute.value(), device);
+    }
+
+    /**
+     * Sets an attribute of this kernel on a device by number ({@code cuKernelSetAttribute}); it applies to the
+     * kernel in every context on that device.
+     *
+     * @param cuFunctionAttribute a settable {@code CUfunction_attribute} value from {@code cuda.h}
+     * @param value the new value
+     * @param device the device number
+     * @throws IllegalStateException if the library is closed
+     * @throws CudaException if the driver rejects the attribute, value or device
+     */
+    public void setAttribute(int cuFunctionAttribute, int value, int device) {
+        long lib = library.enter();
+        try {
+            NativeApi.kernelSetAttribute(lib, raw, cuFunctionAttribute, value, device);
+        } finally {
+            library.exit();
+        }
+    }
+
+    /**
+     * Sets an attribute of this kernel on a device by name ({@code cuKernelSetAttribute}).
+     *
+     * @param attribute a settable attribute, e.g. {@link KernelAttribute#MAX_DYNAMIC_SHARED_SIZE_BYTES}
+     * @param value the new value
+     * @param device the device number
+     * @throws NullPointerException if {@code attribute} is {@code null}
+     * @throws IllegalStateException if the library is closed
+     * @throws CudaException if the driver rejects the attribute, value or device
+     */
+    public void setAttribute(KernelAttribute attribute, int value, int device) {
+        setAttribute(attribute.value(), value, device);
+    }
+
+    /**
+     * Lets launches of this kernel on {@code device} use up to {@code bytes} of dynamic shared memory, above
+     * the default 48 KiB ({@code CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES}). A launch does this by itself
+     * when it asks for more than {@link Device#maxSharedMemoryPerBlock()}; call it to pay the cost up front.
+     *
+     * @param device the device number
+     * @param bytes the dynamic shared memory per block, at most the device's opt-in limit
+     *     ({@link Device#maxSharedMemoryPerBlockOptin()}) less this kernel's static shared memory
+     * @throws IllegalArgumentException if {@code bytes} is negative or above that limit (both numbers are named)
+     * @throws IllegalStateException if the library is closed
+     * @throws CudaException if the device does not exist or the driver fails
+     */
+    public void setMaxDynamicSharedBytes(int device, int bytes) {
+        int limit = Cuda.device(device).maxSharedMemoryPerBlockOptin() - staticSharedBytes(device);
+        if (bytes < 0 || bytes > limit) {
+            throw new IllegalArgumentException("dynamic shared memory of " + bytes + " bytes for kernel '" + name + "' is outside [0, " + limit
+                    + "]: device " + device + " allows " + Cuda.device(device).maxSharedMemoryPerBlockOptin()
+                    + " bytes per block with opt-in, less the kernel's static shared memory");
+        }
+        setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes, device);
+        dynamicSharedOptIn.merge(device, bytes, Math::max);
+    }
+
+    /** Opts the kernel in to {@code bytes} of dynamic shared memory on {@code device} unless it already is. */
+    void ensureDynamicShared(int device, int bytes) {
+        Integer done = dynamicSharedOptIn.get(device);
+        if (done == null || done < bytes) {
+            setMaxDynamicSharedBytes(device, bytes);
         }
     }
 

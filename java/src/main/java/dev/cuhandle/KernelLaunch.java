@@ -4,20 +4,37 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * A reusable kernel launch (rule K1): arguments are written into 8-byte slots of a direct buffer
- * whose address the native layer hands to {@code cuLaunchKernel}, so launching allocates nothing.
- * Set the shape and arguments once, change what varies, call {@link #launch(Handle)} in the loop.
- * Not thread-safe: use one per thread.
+ * A reusable kernel launch (rule K1): arguments are written into a direct buffer, scalars and
+ * pointers into 8-byte slots and structures passed by value into an area of their own, next to
+ * the array of argument pointers that the native layer hands to {@code cuLaunchKernel}, so
+ * launching allocates nothing. Set the shape and arguments once, change what varies, call
+ * {@link #launch(Handle)} in the loop. Not thread-safe: use one per thread.
  */
 public final class KernelLaunch {
     /** The most arguments a launch takes. */
     public static final int MAX_ARGS = 64;
+    /** The most bytes all by-value structure arguments of one launch take together ({@link #arg(int, ByteBuffer)}). */
+    public static final int MAX_STRUCT_BYTES = 4096;
+    /** The most blocks of a portable thread-block cluster. */
+    public static final int MAX_CLUSTER_BLOCKS = 8;
     private static final int SLOT = 8;
+    /** Alignment of each structure argument: enough for any CUDA scalar or vector type. */
+    private static final int STRUCT_ALIGNMENT = 16;
+    /** Layout of the buffer: argument pointers, then value slots, then the structure area. */
+    private static final int POINTERS = 0;
+    private static final int VALUES = MAX_ARGS * SLOT;
+    private static final int STRUCTS = 2 * MAX_ARGS * SLOT;
     private static final ThreadLocal<KernelLaunch> PER_THREAD = new ThreadLocal<>();
 
     private Kernel kernel;
-    private final ByteBuffer slots = ByteBuffer.allocateDirect(MAX_ARGS * SLOT + 64).order(ByteOrder.nativeOrder());
+    private final ByteBuffer slots = ByteBuffer.allocateDirect(STRUCTS + MAX_STRUCT_BYTES + STRUCT_ALIGNMENT).order(ByteOrder.nativeOrder());
     private final long slotsAddress;
+    /** Offset of the (aligned) structure area inside {@link #slots}. */
+    private final int structBase;
+    /** Per argument: offset and capacity of its region in the structure area (capacity 0: none yet). */
+    private final int[] structOffset = new int[MAX_ARGS];
+    private final int[] structCapacity = new int[MAX_ARGS];
+    private int structTop;
     private final int[] sizes = new int[MAX_ARGS];
     private final DeviceBuffer[] buffers = new DeviceBuffer[MAX_ARGS];
     private int argCount;
@@ -28,11 +45,19 @@ public final class KernelLaunch {
     private int by = 1;
     private int bz = 1;
     private int sharedBytes;
+    private boolean cooperative;
+    private int cx;
+    private int cy;
+    private int cz;
 
     KernelLaunch(Kernel kernel) {
         this.kernel = kernel;
         Native.ensureLoaded();
         this.slotsAddress = NativeApi.directBufferAddress(slots);
+        this.structBase = STRUCTS + (int) ((STRUCT_ALIGNMENT - (slotsAddress + STRUCTS) % STRUCT_ALIGNMENT) % STRUCT_ALIGNMENT);
+        for (int i = 0; i < MAX_ARGS; i++) {
+            slots.putLong(POINTERS + i * SLOT, slotsAddress + VALUES + i * SLOT);
+        }
     }
 
     /** The launch object the varargs {@link Handle#launch} path reuses on this thread. */
@@ -97,8 +122,10 @@ public final class KernelLaunch {
     }
 
     /**
-     * Sets the dynamic shared memory per block ({@code extern __shared__}). Checked at launch against
-     * {@link Device#maxSharedMemoryPerBlock()}.
+     * Sets the dynamic shared memory per block ({@code extern __shared__}). Up to
+     * {@link Device#maxSharedMemoryPerBlock()} (48 KiB) every kernel may use it; above that, the first launch on a
+     * device opts the kernel in ({@link Kernel#setMaxDynamicSharedBytes(int, int)}, once per device and size) up
+     * to {@link Device#maxSharedMemoryPerBlockOptin()} less the kernel's static shared memory. Checked at launch.
      *
      * @param bytes dynamic shared memory in bytes, 0 or more
      * @return this launch
@@ -108,20 +135,114 @@ public final class KernelLaunch {
         return this;
     }
 
-    private int slot(int index, int size) {
-        if (index < 0 || index >= MAX_ARGS) {
-            throw new IllegalArgumentException("argument index " + index + " is outside [0, " + MAX_ARGS + ")");
+    /**
+     * Makes this a cooperative launch ({@code CU_LAUNCH_ATTRIBUTE_COOPERATIVE} through {@code cuLaunchKernelEx}):
+     * all blocks are resident at once, so the kernel may synchronise the whole grid
+     * ({@code cooperative_groups::this_grid().sync()}). The grid must fit on the device at once (the driver
+     * refuses a larger one with {@link CudaError#COOPERATIVE_LAUNCH_TOO_LARGE}).
+     *
+     * @param enabled whether the launch is cooperative (default {@code false})
+     * @return this launch
+     */
+    public KernelLaunch cooperative(boolean enabled) {
+        cooperative = enabled;
+        return this;
+    }
+
+    /**
+     * Launches in thread-block clusters of {@code (x, y, z)} blocks ({@code CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION}
+     * through {@code cuLaunchKernelEx}; compute capability 9.0 and newer). Each grid dimension must be a multiple
+     * of the cluster's, checked at launch. {@code (0, 0, 0)} launches without clusters (the default).
+     *
+     * @param x blocks per cluster in x
+     * @param y blocks per cluster in y
+     * @param z blocks per cluster in z
+     * @return this launch
+     * @throws IllegalArgumentException unless all are 0, or all at least 1 with at most
+     *     {@link #MAX_CLUSTER_BLOCKS} blocks in all
+     */
+    public KernelLaunch cluster(int x, int y, int z) {
+        boolean none = x == 0 && y == 0 && z == 0;
+        if (!none && (x < 1 || y < 1 || z < 1 || (long) x * y * z > MAX_CLUSTER_BLOCKS)) {
+            throw new IllegalArgumentException("cluster (" + x + ", " + y + ", " + z + ") is not a cluster size: expected each >= 1 with at most "
+                    + MAX_CLUSTER_BLOCKS + " blocks in all (the portable limit), or (0, 0, 0) for no clusters");
         }
+        cx = x;
+        cy = y;
+        cz = z;
+        return this;
+    }
+
+    private int slot(int index, int size) {
+        checkIndex(index);
         sizes[index] = size;
         buffers[index] = null;
         argCount = Math.max(argCount, index + 1);
-        int at = index * SLOT;
+        int at = VALUES + index * SLOT;
+        slots.putLong(POINTERS + index * SLOT, slotsAddress + at);
         if (size < SLOT) {
             // No stale upper bytes of a wider earlier argument: a driver that cannot check sizes
             // (before 12.4) would hand them to the kernel.
             slots.putLong(at, 0);
         }
         return at;
+    }
+
+    private static void checkIndex(int index) {
+        if (index < 0 || index >= MAX_ARGS) {
+            throw new IllegalArgumentException("argument index " + index + " is outside [0, " + MAX_ARGS + ")");
+        }
+    }
+
+    /**
+     * Sets argument {@code index} to a structure passed by value: the bytes from {@code bytes}' position to its
+     * limit, copied now (the buffer's position does not move). The bytes must be laid out as the kernel's C
+     * structure is, in the device's (little-endian) byte order with its padding. Where the driver knows the
+     * kernel's parameters (CUDA 12.4+) the size is checked against the parameter's at launch; before that,
+     * launches are unchecked. The argument count grows to {@code index + 1} if it was smaller.
+     *
+     * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
+     * @param bytes the structure's bytes (heap or direct buffer)
+     * @return this launch
+     * @throws NullPointerException if {@code bytes} is {@code null}
+     * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}, no bytes remain, or
+     *     the structure arguments of this launch would take more than {@link #MAX_STRUCT_BYTES} together
+     */
+    public KernelLaunch arg(int index, ByteBuffer bytes) {
+        if (bytes == null) {
+            throw new NullPointerException("structure argument " + index + " is null");
+        }
+        checkIndex(index);
+        int size = bytes.remaining();
+        if (size == 0) {
+            throw new IllegalArgumentException("structure argument " + index + " has no bytes (position = limit = " + bytes.position()
+                    + "); expected the structure's bytes between position and limit");
+        }
+        int at = structRegion(index, size);
+        for (int i = 0; i < size; i++) {
+            slots.put(at + i, bytes.get(bytes.position() + i));
+        }
+        sizes[index] = size;
+        buffers[index] = null;
+        argCount = Math.max(argCount, index + 1);
+        slots.putLong(POINTERS + index * SLOT, slotsAddress + at);
+        return this;
+    }
+
+    /** The region of argument {@code index} in the structure area, reused if large enough, else a new one. */
+    private int structRegion(int index, int size) {
+        if (structCapacity[index] >= size) {
+            return structBase + structOffset[index];
+        }
+        int aligned = (size + STRUCT_ALIGNMENT - 1) / STRUCT_ALIGNMENT * STRUCT_ALIGNMENT;
+        if (structTop + aligned > MAX_STRUCT_BYTES) {
+            throw new IllegalArgumentException("structure argument " + index + " of " + size + " bytes does not fit: this launch's structure arguments already take "
+                    + structTop + " of " + MAX_STRUCT_BYTES + " bytes (each rounded up to " + STRUCT_ALIGNMENT + "); use a new KernelLaunch");
+        }
+        structOffset[index] = structTop;
+        structCapacity[index] = aligned;
+        structTop += aligned;
+        return structBase + structOffset[index];
     }
 
     /**
@@ -245,7 +366,7 @@ public final class KernelLaunch {
 
     /** The 8 bytes of argument slot {@code index} as a long (for tests). */
     long slotBits(int index) {
-        return slots.getLong(index * SLOT);
+        return slots.getLong(VALUES + index * SLOT);
     }
 
     /**
@@ -286,10 +407,12 @@ public final class KernelLaunch {
                 arg(i, (short) (Short) a);
             } else if (a instanceof Byte) {
                 arg(i, (byte) (Byte) a);
+            } else if (a instanceof ByteBuffer) {
+                arg(i, (ByteBuffer) a);
             } else {
                 throw new IllegalArgumentException("kernel '" + kernel.name() + "' argument " + i + " is "
                         + (a == null ? "null" : "a " + a.getClass().getName())
-                        + "; expected a DeviceBuffer, Integer, Long, Float, Double, Short or Byte (use argPointer for raw addresses)");
+                        + "; expected a DeviceBuffer, Integer, Long, Float, Double, Short, Byte or ByteBuffer (a structure by value; use argPointer for raw addresses)");
             }
         }
     }
@@ -309,6 +432,9 @@ public final class KernelLaunch {
      * @throws IllegalArgumentException if the arguments, grid, block or shared memory do not fit
      *     the kernel or the device, or a buffer belongs to another context
      * @throws IllegalStateException if the handle, library or a buffer argument is closed
+     * @throws UnsupportedOperationException if the launch is {@link #cooperative(boolean) cooperative} and the
+     *     device cannot launch cooperatively, or uses {@link #cluster(int, int, int) clusters} and the device's
+     *     compute capability is below 9.0
      * @throws CudaException if the driver refuses the launch
      */
     public void launch(Handle handle) {
@@ -320,7 +446,7 @@ public final class KernelLaunch {
                 int entered = enterBuffers(handle);
                 try {
                     check(handle, h, lib);
-                    NativeApi.launch(h, kernel.raw(), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress, argCount);
+                    NativeApi.launch(h, kernel.raw(), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz);
                 } finally {
                     exitBuffers(entered);
                 }
@@ -379,9 +505,31 @@ public final class KernelLaunch {
             throw new IllegalArgumentException("block (" + bx + ", " + by + ", " + bz + ") for kernel '" + kernel.name() + "' is outside the device's limits: each >= 1, <= ("
                     + d.maxBlockDim(0) + ", " + d.maxBlockDim(1) + ", " + d.maxBlockDim(2) + "), at most " + d.maxThreadsPerBlock() + " threads in all");
         }
-        if (sharedBytes < 0 || sharedBytes > d.maxSharedMemoryPerBlock()) {
+        if (sharedBytes < 0 || sharedBytes > d.maxSharedMemoryPerBlockOptin()) {
             throw new IllegalArgumentException("dynamic shared memory of " + sharedBytes + " bytes for kernel '" + kernel.name()
-                    + "' is outside [0, " + d.maxSharedMemoryPerBlock() + "]");
+                    + "' is outside [0, " + d.maxSharedMemoryPerBlockOptin() + "] (device " + d.ordinal() + " allows "
+                    + d.maxSharedMemoryPerBlock() + " bytes per block, " + d.maxSharedMemoryPerBlockOptin() + " with opt-in)");
+        }
+        if (sharedBytes > d.maxSharedMemoryPerBlock()) {
+            kernel.ensureDynamicShared(d.ordinal(), sharedBytes);
+        }
+        if (cooperative && !d.supportsCooperativeLaunch()) {
+            throw new UnsupportedOperationException("cooperative launch of kernel '" + kernel.name() + "' refused: device " + d.ordinal() + " (" + d.name()
+                    + ") cannot launch cooperatively (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)");
+        }
+        if (cx != 0) {
+            checkCluster(d);
+        }
+    }
+
+    private void checkCluster(Device d) {
+        if (d.computeCapabilityMajor() < 9) {
+            throw new UnsupportedOperationException("cluster launch of kernel '" + kernel.name() + "' refused: device " + d.ordinal() + " (" + d.name()
+                    + ") has compute capability " + d.computeCapability() + "; thread-block clusters need 9.0 or newer");
+        }
+        if (gx % cx != 0 || gy % cy != 0 || gz % cz != 0) {
+            throw new IllegalArgumentException("grid (" + gx + ", " + gy + ", " + gz + ") for kernel '" + kernel.name() + "' is not a multiple of the cluster ("
+                    + cx + ", " + cy + ", " + cz + ") in every dimension");
         }
     }
 }

@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.lang.ref.Reference;
 import java.lang.ref.WeakReference;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -42,29 +43,86 @@ public final class Library implements AutoCloseable {
      * @throws CudaException if the driver rejects the image (the message holds the JIT log) or cannot be used
      */
     public static Library load(byte[] image) {
-        return load(image, "a " + Objects.requireNonNull(image, "image").length + "-byte image");
-    }
-
-    private static Library load(byte[] image, String origin) {
-        Native.ensureLoaded();
-        return new Library(NativeApi.libraryLoad(image), origin);
+        return load(image, LoadOptions.defaults());
     }
 
     /**
-     * Loads PTX text, a cubin or a fatbin from a file.
+     * Loads a module image with JIT and library options ({@code cuLibraryLoadData}).
+     *
+     * @param image the module image; the array is copied, so it may be reused afterwards
+     * @param options JIT and library options, e.g. {@code LoadOptions.defaults().logVerbose(true)}
+     * @return the loaded library; close it when its kernels are no longer needed
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if the bytes are empty or no module image
+     * @throws CudaException if the driver rejects the image or an option (the message holds the JIT log) or
+     *     cannot be used
+     */
+    public static Library load(byte[] image, LoadOptions options) {
+        Objects.requireNonNull(image, "image");
+        return load(image, options, "a " + image.length + "-byte image");
+    }
+
+    private static Library load(byte[] image, LoadOptions options, String origin) {
+        Objects.requireNonNull(options, "options");
+        Native.ensureLoaded();
+        return new Library(NativeApi.libraryLoad(image, options.optimizationLevel(), options.maxRegisters(), options.isLogVerbose(),
+                options.isBinaryPreserved()), origin);
+    }
+
+    /**
+     * Loads PTX text, a cubin or a fatbin from a file with {@code cuLibraryLoadFromFile}: the driver reads the
+     * file itself, no copy of the image passes through Java. The native side checks the file's structure first,
+     * as for an in-memory image.
      *
      * @param file the module image
      * @return the loaded library
-     * @throws java.io.UncheckedIOException if the file cannot be read (its {@code IOException} is the cause)
-     * @throws IllegalArgumentException if the bytes are no module image
+     * @throws java.io.UncheckedIOException if the file does not exist or is no regular file (the cause is a
+     *     {@link java.nio.file.NoSuchFileException} or an {@code IOException} naming it)
+     * @throws IllegalArgumentException if the file cannot be read (the reason is named) or is no module image
      * @throws CudaException if the driver rejects the image (with the JIT log) or cannot be used
      */
     public static Library load(Path file) {
+        return load(file, LoadOptions.defaults());
+    }
+
+    /**
+     * Loads a module file with JIT options ({@code cuLibraryLoadFromFile}); see {@link #load(Path)}.
+     * {@link LoadOptions#binaryIsPreserved(boolean)} does not apply to files.
+     *
+     * @param file the module image
+     * @param options JIT options
+     * @return the loaded library
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws java.io.UncheckedIOException if the file does not exist or is no regular file
+     * @throws IllegalArgumentException if the file cannot be read (the reason is named) or is no module image
+     * @throws CudaException if the driver rejects the image or an option (with the JIT log) or cannot be used
+     */
+    public static Library load(Path file, LoadOptions options) {
         Objects.requireNonNull(file, "file");
+        Objects.requireNonNull(options, "options");
+        if (!Files.isRegularFile(file)) {
+            IOException why = Files.exists(file) ? new IOException(file + " is not a regular file") : new NoSuchFileException(file.toString());
+            throw new UncheckedIOException("reading module image " + file, why);
+        }
+        Native.ensureLoaded();
+        String path = file.toAbsolutePath().toString();
+        return new Library(NativeApi.libraryLoadFile(path, options.optimizationLevel(), options.maxRegisters(), options.isLogVerbose()), "file " + file);
+    }
+
+    /**
+     * The driver JIT's information log of this library's load ({@code CU_JIT_INFO_LOG_BUFFER}): what the JIT
+     * compiled and, with {@link LoadOptions#logVerbose(boolean)}, registers and spills per kernel. With lazy
+     * loading the JIT may run at the first kernel lookup, so the log can grow after the load.
+     *
+     * @return the log text; empty when the JIT said nothing (e.g. machine code used as is)
+     * @throws IllegalStateException if the library is closed
+     */
+    public String jitLog() {
+        long lib = enter();
         try {
-            return load(Files.readAllBytes(file), "file " + file);
-        } catch (IOException e) {
-            throw new UncheckedIOException("reading module image " + file, e);
+            return NativeApi.libraryInfoLog(lib);
+        } finally {
+            exit();
         }
     }
 
@@ -85,7 +143,7 @@ public final class Library implements AutoCloseable {
             if (in == null) {
                 throw new IllegalArgumentException("class path resource " + resource + " not found (relative to " + anchor.getName() + ")");
             }
-            return load(in.readAllBytes(), "resource " + resource);
+            return load(in.readAllBytes(), LoadOptions.defaults(), "resource " + resource);
         } catch (IOException e) {
             throw new UncheckedIOException("reading resource " + resource, e);
         }
@@ -101,7 +159,9 @@ public final class Library implements AutoCloseable {
      *
      * <p><b>Caching:</b> the compiled image of identical inputs (source, headers, options, architecture and NVRTC
      * version) is kept in a bounded in-process cache and reused without calling NVRTC again; every call still
-     * loads and returns a new {@code Library}, which the caller closes independently of any other.
+     * loads and returns a new {@code Library}, which the caller closes independently of any other. With
+     * {@code -Dcuhandle.compileCache=disk} (the user's cache folder) or {@code -Dcuhandle.compileCache.dir=<folder>}
+     * images are also kept on disk and reused by later processes.
      *
      * <p><b>Threads:</b> callable from any thread. NVRTC compilations run one at a time in the process (older
      * NVRTC releases do not document concurrent use); cache hits and library loads do not wait for them. Two

@@ -10,19 +10,24 @@ final class Native {
     /** {@code -Dcuhandle.nvrtc.path=/path/to/libnvrtc.so} chooses NVRTC for run-time compilation. */
     static final String NVRTC_PROPERTY = "cuhandle.nvrtc.path";
     /** The Java/native interface version; equals {@code ABI_VERSION} in rust/src/jni/cuda.rs. */
-    static final int ABI_VERSION = 4;
+    static final int ABI_VERSION = 5;
 
     private static final NativeLoader.Loaded LOADED;
     private static final CudaException FAILURE;
+    /** Time spent configuring the library (stores settings, loads no driver; includes the System.Logger set-up). */
+    private static final long CONFIGURE_NANOS;
 
     static {
         NativeLoader.Loaded loaded = null;
         CudaException failure = null;
+        long configureNanos = 0;
         try {
             loaded = NativeLoader.load();
             checkAbi(loaded);
+            long t0 = System.nanoTime();
             NativeApi.configure(System.getProperty(DRIVER_PROPERTY), NativeLog.enabledNativeLevel());
             NativeApi.configureNvrtc(System.getProperty(NVRTC_PROPERTY));
+            configureNanos = System.nanoTime() - t0;
         } catch (CudaException e) {
             failure = e;
         } catch (Throwable e) {
@@ -30,6 +35,7 @@ final class Native {
         }
         LOADED = loaded;
         FAILURE = failure;
+        CONFIGURE_NANOS = configureNanos;
     }
 
     private Native() {}
@@ -62,6 +68,14 @@ final class Native {
 
     static boolean isLoaded() {
         return FAILURE == null;
+    }
+
+    /**
+     * The loading steps' durations in ns: extracting the library, {@code System.load}, configuring it
+     * (for the cold-start benchmark; zeros where loading failed before the step).
+     */
+    static long[] startupNanos() {
+        return LOADED == null ? new long[3] : new long[] {LOADED.extractNanos, LOADED.systemLoadNanos, CONFIGURE_NANOS};
     }
 
     static String source() {

@@ -95,7 +95,15 @@ final class NativeApi {
 
     static native long directBufferAddress(ByteBuffer direct);
 
-    static native long libraryLoad(byte[] image);
+    static native long libraryLoad(byte[] image, int optimizationLevel, int maxRegisters, boolean logVerbose, boolean binaryIsPreserved);
+
+    static native long libraryLoadFile(String path, int optimizationLevel, int maxRegisters, boolean logVerbose);
+
+    static native String libraryInfoLog(long library);
+
+    static native long[] kernelParamSizesOn(long library, long kernel, int device);
+
+    static native void kernelSetAttribute(long library, long kernel, int attribute, int value, int device);
 
     static native void libraryUnload(long library);
 
@@ -107,7 +115,8 @@ final class NativeApi {
 
     static native int kernelAttribute(long library, long kernel, int attribute, int device);
 
-    static native void launch(long handle, long kernel, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, long slots, int argCount);
+    static native void launch(long handle, long kernel, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, long params, int argCount,
+            boolean cooperative, int clusterX, int clusterY, int clusterZ);
 
     static native long[] libraryGlobal(long handle, long library, String name);
 

@@ -3,13 +3,20 @@ package dev.cuhandle;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Loads libcuhandle: from {@code -Dcuhandle.library.path} if set, else extracted from the JAR to
@@ -22,12 +29,21 @@ final class NativeLoader {
 
     private NativeLoader() {}
 
-    /** Where the library came from, for the environment report. */
+    /**
+     * Where the library came from, for the environment report, and how long the steps took (two
+     * {@code System.nanoTime()} differences, for the cold-start benchmark's breakdown).
+     */
     static final class Loaded {
         final String source;
+        /** Finding and writing the temporary copy; 0 with {@code -Dcuhandle.library.path}. */
+        final long extractNanos;
+        /** {@code System.load}: mapping the library and its dependencies, running its initialisers. */
+        final long systemLoadNanos;
 
-        Loaded(String source) {
+        Loaded(String source, long extractNanos, long systemLoadNanos) {
             this.source = source;
+            this.extractNanos = extractNanos;
+            this.systemLoadNanos = systemLoadNanos;
         }
     }
 
@@ -49,8 +65,9 @@ final class NativeLoader {
         if (override != null && !override.isEmpty()) {
             Path p = Paths.get(override).toAbsolutePath();
             try {
+                long t0 = System.nanoTime();
                 System.load(p.toString());
-                return new Loaded(p + " (from -D" + PATH_PROPERTY + ")");
+                return new Loaded(p + " (from -D" + PATH_PROPERTY + ")", 0, System.nanoTime() - t0);
             } catch (UnsatisfiedLinkError e) {
                 tried.add(p + " (-D" + PATH_PROPERTY + "): " + e.getMessage());
                 throw failure(tried, e);
@@ -58,16 +75,19 @@ final class NativeLoader {
         }
         String resource = resourceName();
         Path extracted = null;
+        long t0 = System.nanoTime();
         try (InputStream in = NativeLoader.class.getResourceAsStream(resource)) {
             if (in == null) {
                 tried.add("class path resource " + resource + ": not found (this JAR has no native library for " + platform() + ")");
                 throw failure(tried, null);
             }
             String dir = System.getProperty(TMPDIR_PROPERTY, System.getProperty("java.io.tmpdir"));
-            extracted = Files.createTempFile(Paths.get(dir), "libcuhandle-", ".so");
+            extracted = createOwnerOnlyFile(Paths.get(dir));
             writeInto(in, extracted);
+            long t1 = System.nanoTime();
             System.load(extracted.toString());
-            return new Loaded("class path resource " + resource + " (extracted to " + extracted + ", a temporary copy deleted once loaded)");
+            return new Loaded("class path resource " + resource + " (extracted to " + extracted + ", a temporary copy deleted once loaded)",
+                    t1 - t0, System.nanoTime() - t1);
         } catch (IOException | UnsatisfiedLinkError e) {
             tried.add((extracted != null ? extracted.toString() : resource) + ": " + e);
             throw failure(tried, e);
@@ -84,7 +104,32 @@ final class NativeLoader {
     }
 
     /**
-     * Writes into the file {@code createTempFile} made (owner-only permissions) without replacing
+     * Creates a new, empty file readable and writable by the owner only ({@code open} with
+     * {@code O_CREAT|O_EXCL}, mode 0600), named {@code libcuhandle-<random>.so}. Unlike
+     * {@code Files.createTempFile} it needs no {@code SecureRandom}, whose set-up costs a fresh JVM
+     * about 10 ms: the name needs no secrecy, because an exclusive create never opens (or follows a
+     * link to) a file someone else made; a name taken already is retried with another.
+     * Falls back to {@code createTempFile} where the file system has no POSIX permissions.
+     */
+    static Path createOwnerOnlyFile(Path dir) throws IOException {
+        FileAttribute<Set<PosixFilePermission>> ownerOnly = PosixFilePermissions.asFileAttribute(
+                EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE));
+        for (int attempt = 0; ; attempt++) {
+            Path file = dir.resolve("libcuhandle-" + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + ".so");
+            try {
+                return Files.createFile(file, ownerOnly);
+            } catch (FileAlreadyExistsException taken) {
+                if (attempt == 99) {
+                    throw taken;
+                }
+            } catch (UnsupportedOperationException noPosix) {
+                return Files.createTempFile(dir, "libcuhandle-", ".so");
+            }
+        }
+    }
+
+    /**
+     * Writes into the file {@code createOwnerOnlyFile} made (owner-only permissions) without replacing
      * it: {@code Files.copy(..., REPLACE_EXISTING)} deletes and recreates it with the umask's
      * permissions, leaving a window in which another user could swap the library.
      */

@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Run-time compilation behind {@link Library#compile}: chooses the architecture (native, from NVRTC's supported
- * list and the devices' compute capabilities), serves identical compilations from {@link CompiledImageCache},
- * and otherwise compiles with NVRTC ({@code rust/src/core/nvrtc}).
+ * list and the devices' compute capabilities), serves identical compilations from {@link CompiledImageCache}
+ * (then, where enabled, from {@link DiskImageCache}), and otherwise compiles with NVRTC ({@code rust/src/core/nvrtc}).
  */
 final class RuntimeCompiler {
     /** Up to this many images or this many bytes of them stay cached (least recently used go first). */
@@ -80,6 +80,11 @@ final class RuntimeCompiler {
         if (cached != null) {
             return cached;
         }
+        byte[] stored = DiskImageCache.get(key);
+        if (stored != null) {
+            CACHE.put(key, stored);
+            return stored;
+        }
         // Two threads missing at once both compile (the same bytes); compilations are rare and
         // NVRTC runs one at a time anyway (core/nvrtc), so waiting on each other would gain little.
         String[] names = options.headers().keySet().toArray(new String[0]);
@@ -91,6 +96,7 @@ final class RuntimeCompiler {
         }
         byte[] image = (byte[]) result;
         CACHE.put(key, image);
+        DiskImageCache.put(key, image);
         return image;
     }
 

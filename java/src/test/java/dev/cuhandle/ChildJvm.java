@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -41,6 +42,12 @@ public final class ChildJvm {
 
     public static ChildJvm run(Path workingDirectory, Class<?> mainClass, List<String> jvmOptions, String... args)
             throws IOException, InterruptedException {
+        return run(workingDirectory, Map.of(), mainClass, jvmOptions, args);
+    }
+
+    /** As {@link #run(Path, Class, List, String...)} with {@code environment} added to the child's environment. */
+    public static ChildJvm run(Path workingDirectory, Map<String, String> environment, Class<?> mainClass, List<String> jvmOptions, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmOptions);
@@ -55,6 +62,7 @@ public final class ChildJvm {
         command.add(mainClass.getName());
         command.addAll(Arrays.asList(args));
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().putAll(environment);
         if (workingDirectory != null) {
             pb.directory(workingDirectory.toFile());
         }

@@ -214,4 +214,41 @@ class HandleContextRulesGpuTest extends HandleGpuTestBase {
             destroyQuietly(user);
         }
     }
+
+    /**
+     * One handle per device (the seed question's "one context per device on several devices"):
+     * handles of device 0 and device 1 used alternately on one thread, with the other device's
+     * primary context current, each compute on their own device and leave the caller's context
+     * current (H3, H4). Needs two GPUs; runs on the two-device CPU stand-in in CI.
+     */
+    @Test
+    void h3_oneHandlePerDevice_usedAlternatelyFromOneThread_eachWorksOnItsDevice() {
+        int count = Cuda.deviceCount();
+        Assumptions.assumeTrue(count > 1, "needs two GPUs; this machine has " + count);
+        long primary0 = NativeTestApi.retainPrimary(0);
+        long primary1 = NativeTestApi.retainPrimary(1);
+        try (Handle h0 = Handle.create(0); Handle h1 = Handle.create(1)) {
+            assertEquals(hex(primary0), hex(h0.rawContext()), "H3: Handle.create(0) binds device 0's primary context");
+            assertEquals(hex(primary1), hex(h1.rawContext()), "H3: Handle.create(1) binds device 1's primary context");
+            assertEquals(1, h1.device().ordinal());
+            for (int round = 0; round < 3; round++) {
+                makeOnlyCurrent(primary1);
+                checkAddOne(h0, random, 4099, 2, "device 0's handle, device 1's primary context current, round " + round);
+                assertEquals(hex(primary1), hex(current()), "H4: device 1's context is still current");
+                makeOnlyCurrent(primary0);
+                checkAddOne(h1, random, 4099, 2, "device 1's handle, device 0's primary context current, round " + round);
+                assertEquals(hex(primary0), hex(current()), "H4: device 0's context is still current");
+            }
+            try (DeviceBuffer onDevice1 = h1.upload(new float[16])) {
+                IllegalArgumentException wrongDevice = assertThrows(IllegalArgumentException.class,
+                        () -> h0.launch(addOneKernel(), Dim3.of(1), Dim3.of(16), 0, onDevice1, 16),
+                        "K3: a buffer of device 1 passed to device 0's handle");
+                assertTrue(wrongDevice.getMessage().contains("context"), wrongDevice.getMessage());
+            }
+        } finally {
+            clearCurrent();
+            NativeTestApi.releasePrimary(1);
+            NativeTestApi.releasePrimary(0);
+        }
+    }
 }

@@ -25,7 +25,7 @@ class KernelLaunchArgumentsTest {
         return new Kernel(null, "cuh_fake_unknown", 0L, new long[] {-1});
     }
 
-    private static void assertContains(String message, String... parts) {
+    static void assertContains(String message, String... parts) {
         for (String p : parts) {
             assertTrue(message != null && message.contains(p), "the message should contain \"" + p + "\" but is: " + message);
         }
@@ -45,10 +45,9 @@ class KernelLaunchArgumentsTest {
         assertEquals(-1, unknown.parameterCount(), "unknown parameter count is -1");
         assertEquals(-1, unknown.parameterSize(0), "unknown parameter size is -1");
         assertEquals(0, new Kernel(null, "cuh_fake_empty", 0L, new long[] {0}).parameterCount());
-        // Looked up with no context current: not probed yet (the first launch probes), so unknown for now.
+        // Looked up with no context current: not probed yet (parameterCount asks the driver then, see
+        // KernelLaunchFeaturesGpuTest), so toString says nothing about parameters.
         Kernel notProbed = new Kernel(null, "cuh_fake_not_probed", 0L, new long[] {-2});
-        assertEquals(-1, notProbed.parameterCount());
-        assertEquals(-1, notProbed.parameterSize(0));
         assertEquals("Kernel[cuh_fake_not_probed]", notProbed.toString());
     }
 

@@ -272,7 +272,8 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
     @Test
     void tooMuchOrNegativeDynamicSharedMemoryIsAnIllegalArgument() {
         try (Handle h = Handle.create(0); DeviceBuffer out = h.allocate(4)) {
-            int max = h.device().maxSharedMemoryPerBlock();
+            // Up to the opt-in limit a launch opts the kernel in (KernelLaunchFeaturesGpuTest); above it, refused.
+            int max = h.device().maxSharedMemoryPerBlockOptin();
             for (int bytes : new int[] {-1, max + 1, Integer.MAX_VALUE}) {
                 IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                         () -> h.launch(dynamicShared(), Dim3.of(1), Dim3.of(32), bytes, out));

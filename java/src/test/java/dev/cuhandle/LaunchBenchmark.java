@@ -1,56 +1,339 @@
 package dev.cuhandle;
 
+import dev.cuhandle.bench.BenchSupport;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import jcuda.Pointer;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
 
 /**
- * Launch overhead of cuhandle, measured the way ../shared/anchors/anchors.cu measures
- * {@code cuLaunchKernel}: the empty kernel with grid 1 and block 32 on one stream, 1,000 warm-up
- * launches and a synchronize, then runs of 200,000 asynchronous launches followed by one
- * synchronize, reported as µs per launch (the median of the runs). Uses a reusable
- * {@link KernelLaunch}, the allocation-free hot path (rule K1).
+ * Launch overhead of cuhandle against JCuda 12.6's {@code cuLaunchKernel}, in one JVM, on the same
+ * empty kernels (hand-written PTX, below) with 0, 1, 3 and 6 parameters, grid 1, block 32. Both sides
+ * reuse their argument block (cuhandle a {@link KernelLaunch}, rule K1; JCuda one {@code Pointer} of
+ * pointers), as a tuned loop of either would.
  *
- * <p>Prints the CSV line {@code java,launch_empty,1,0,<median us>,0} and a line for people.
- * Usage: {@code LaunchBenchmark [runs, default 5] [launches per run, default 200000]}.
+ * <p>Prints CSV rows {@code impl,group,name,n,value,unit} (tests/bench/report.py's input):
+ * <ul>
+ *   <li>{@code <impl>,launch,args<k>,1,<us per launch>,us}: the median of 5 runs of 50,000 asynchronous
+ *       launches and one synchronize, the implementations alternating run by run. impl is
+ *       {@code cuhandle} (a thread with no context current: cuhandle activates and restores per call),
+ *       {@code cuhandle_ctx_current} (the handle's context already current) or {@code jcuda} (the primary
+ *       context made current once per thread, as JCuda requires);</li>
+ *   <li>{@code <impl>,launch_threads,threads<t>,<t>,<launches per s>,launches/s}: t = 1, 4, 8, 16 threads,
+ *       each with its own handle (cuhandle) or its own stream and the primary context current (JCuda),
+ *       launching the empty kernel for about 300 ms then synchronizing; median of 3 runs.</li>
+ * </ul>
+ * Without JCuda's natives (JCuda does not load on this driver) only cuhandle's rows are printed, with a
+ * {@code #} line saying why. Usage: {@code LaunchBenchmark [launches per run, default 50000]}.
  */
 public final class LaunchBenchmark {
+    /** Four empty kernels; PTX ISA 7.0 for sm_70 so that every driver of CUDA 11+ JIT-compiles it. */
+    static final String PTX = ".version 7.0\n.target sm_70\n.address_size 64\n"
+            + ".visible .entry bench_args0()\n{\n\tret;\n}\n"
+            + ".visible .entry bench_args1(.param .u64 p0)\n{\n\tret;\n}\n"
+            + ".visible .entry bench_args3(.param .u64 p0, .param .u32 p1, .param .f32 p2)\n{\n\tret;\n}\n"
+            + ".visible .entry bench_args6(.param .u64 p0, .param .u64 p1, .param .u32 p2, .param .u64 p3, .param .f32 p4,"
+            + " .param .f64 p5)\n{\n\tret;\n}\n";
+    static final int[] ARG_COUNTS = {0, 1, 3, 6};
+    static final int[] THREAD_COUNTS = {1, 4, 8, 16};
+    private static final int RUNS = 5;
+    private static final long THROUGHPUT_NANOS = 300_000_000L;
+
     private LaunchBenchmark() {}
 
-    public static void main(String[] args) {
-        int runs = args.length > 0 ? Integer.parseInt(args[0]) : 5;
-        int launches = args.length > 1 ? Integer.parseInt(args[1]) : 200_000;
-        try (Library lib = TestKernels.load(); Handle h = Handle.create(0)) {
-            Kernel empty = KernelGpuTestBase.lookUp(lib, "cuh_test_empty");
-            KernelLaunch launch = empty.newLaunch().grid(1).block(32);
-            // Warm-up: as in anchors.cu, plus enough launches for the JIT to compile the path.
-            for (int i = 0; i < 1000; i++) {
-                launch.launch(h);
-            }
-            h.synchronize();
-            for (int i = 0; i < launches; i++) {
-                launch.launch(h);
-            }
-            h.synchronize();
+    /** One implementation's launch loop on the calling thread: {@code launches} launches and one synchronize. */
+    interface Launcher extends AutoCloseable {
+        void launchAndSync(int launches);
 
-            double[] us = new double[runs];
-            for (int run = 0; run < runs; run++) {
-                long t0 = System.nanoTime();
-                for (int i = 0; i < launches; i++) {
-                    launch.launch(h);
+        /** Launches until {@code deadline} (System.nanoTime), synchronizes, returns the count. */
+        default long launchUntil(long deadline) {
+            long count = 0;
+            do {
+                for (int i = 0; i < 256; i++) {
+                    launchOnce();
                 }
-                h.synchronize();
-                us[run] = (System.nanoTime() - t0) / 1e3 / launches;
+                count += 256;
+            } while (System.nanoTime() < deadline);
+            launchAndSync(0);
+            return count;
+        }
+
+        void launchOnce();
+
+        @Override
+        void close();
+    }
+
+    /** Makes a launcher bound to the calling thread (JCuda's context is per thread). */
+    interface LauncherFactory {
+        Launcher onThisThread(int argCount);
+    }
+
+    /** Runs the benchmark; prints CSV rows on stdout. */
+    public static void main(String[] args) throws Exception {
+        BenchSupport.requireGpu("LaunchBenchmark");
+        int launches = args.length > 0 ? Integer.parseInt(args[0]) : 50_000;
+        Device device = Cuda.device(0);
+        System.out.println("# launch overhead on " + device.name() + ": cuhandle " + Cuda.nativeLibrarySource());
+        try (Library lib = Library.load(PTX.getBytes(StandardCharsets.US_ASCII)); Handle keepAlive = Handle.create(0)) {
+            List<String> names = new ArrayList<>();
+            List<LauncherFactory> factories = new ArrayList<>();
+            names.add("cuhandle");
+            factories.add(argCount -> new CuhandleLauncher(lib, argCount, false));
+            names.add("cuhandle_ctx_current");
+            factories.add(argCount -> new CuhandleLauncher(lib, argCount, true));
+            String jcudaMissing = JCudaLauncher.unavailableReason();
+            if (jcudaMissing == null) {
+                names.add("jcuda");
+                factories.add(JCudaLauncher::new);
+            } else {
+                System.out.println("# jcuda unavailable, only cuhandle measured: " + jcudaMissing);
             }
-            double[] sorted = us.clone();
-            Arrays.sort(sorted);
-            double median = sorted[runs / 2];
-            System.out.printf("java,launch_empty,1,0,%.3f,0%n", median);
-            StringBuilder all = new StringBuilder();
-            for (double u : us) {
-                all.append(all.length() == 0 ? "" : ", ").append(String.format("%.3f", u));
+            for (int argCount : ARG_COUNTS) {
+                double[][] us = new double[names.size()][RUNS];
+                for (int run = 0; run < RUNS; run++) {
+                    for (int impl = 0; impl < names.size(); impl++) {
+                        LauncherFactory factory = factories.get(impl);
+                        boolean warm = run == 0;
+                        us[impl][run] = orNaN(names.get(impl), () -> onNewThread(factory, argCount, launches, warm));
+                    }
+                }
+                for (int impl = 0; impl < names.size(); impl++) {
+                    double median = median(us[impl]);
+                    if (!Double.isNaN(median)) {
+                        System.out.printf("%s,launch,args%d,1,%.4f,us%n", names.get(impl), argCount, median);
+                    }
+                }
             }
-            System.out.printf("# cuhandle launch of an empty kernel (grid 1, block 32) on %s: median %.3f us per launch over %d runs of %d"
-                    + " async launches + 1 synchronize (runs: %s us); compare driver_launch_us of anchors.cu%n",
-                    h.device().name(), median, runs, launches, all);
+            for (int threads : THREAD_COUNTS) {
+                for (int impl = 0; impl < names.size(); impl++) {
+                    if (names.get(impl).equals("cuhandle_ctx_current")) {
+                        continue;
+                    }
+                    double[] perSecond = new double[3];
+                    LauncherFactory factory = factories.get(impl);
+                    for (int run = 0; run < perSecond.length; run++) {
+                        perSecond[run] = orNaN(names.get(impl), () -> throughput(factory, threads));
+                    }
+                    double median = median(perSecond);
+                    if (!Double.isNaN(median)) {
+                        System.out.printf("%s,launch_threads,threads%d,%d,%.0f,launches/s%n", names.get(impl), threads, threads, median);
+                    }
+                }
+            }
+        }
+    }
+
+    /** One measurement; a failure is a {@code #} line and NaN, so one side's failure keeps the other's rows. */
+    private static double orNaN(String impl, Callable<Double> measurement) {
+        try {
+            return measurement.call();
+        } catch (Exception e) {
+            System.out.println("# " + impl + " measurement failed: " + (e.getCause() != null ? e.getCause() : e));
+            return Double.NaN;
+        }
+    }
+
+    /** The median; NaN if any value is NaN (a failed run). */
+    static double median(double[] values) {
+        if (Arrays.stream(values).anyMatch(Double::isNaN)) {
+            return Double.NaN;
+        }
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    /** µs per launch of one run on a fresh thread (a warm-up run first when {@code warm}). */
+    private static double onNewThread(LauncherFactory factory, int argCount, int launches, boolean warm) throws Exception {
+        double[] result = new double[1];
+        Throwable[] failure = new Throwable[1];
+        Thread t = new Thread(() -> {
+            try (Launcher l = factory.onThisThread(argCount)) {
+                l.launchAndSync(warm ? 20_000 : 1000);
+                long t0 = System.nanoTime();
+                l.launchAndSync(launches);
+                result[0] = (System.nanoTime() - t0) / 1e3 / launches;
+            } catch (Throwable e) {
+                failure[0] = e;
+            }
+        });
+        t.start();
+        t.join();
+        if (failure[0] != null) {
+            throw new IllegalStateException("launch benchmark thread failed", failure[0]);
+        }
+        return result[0];
+    }
+
+    /** Launches per second of {@code threads} threads, each with its own launcher, started together. */
+    private static double throughput(LauncherFactory factory, int threads) throws Exception {
+        CyclicBarrier ready = new CyclicBarrier(threads + 1);
+        CyclicBarrier done = new CyclicBarrier(threads + 1);
+        long[] counts = new long[threads];
+        long[] deadline = new long[1];
+        Throwable[] failure = new Throwable[threads];
+        List<Thread> all = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            int index = i;
+            Thread t = new Thread(() -> {
+                try (Launcher l = factory.onThisThread(0)) {
+                    l.launchAndSync(2000); // warm-up
+                    ready.await();
+                    ready.await(); // main has set the deadline
+                    counts[index] = l.launchUntil(deadline[0]);
+                } catch (Throwable e) {
+                    failure[index] = e;
+                    ready.reset();
+                } finally {
+                    try {
+                        done.await();
+                    } catch (Exception ignored) {
+                        // a failure is reported below
+                    }
+                }
+            });
+            t.setDaemon(true); // a failed run must not keep the JVM alive on a barrier
+            t.start();
+            all.add(t);
+        }
+        ready.await();
+        long t0 = System.nanoTime();
+        deadline[0] = t0 + THROUGHPUT_NANOS;
+        ready.await();
+        done.await();
+        long elapsed = System.nanoTime() - t0;
+        for (Thread t : all) {
+            t.join();
+        }
+        for (Throwable f : failure) {
+            if (f != null) {
+                throw new IllegalStateException("launch throughput thread failed", f);
+            }
+        }
+        return Arrays.stream(counts).sum() / (elapsed / 1e9);
+    }
+
+    /** cuhandle: its own handle (and stream) per thread, a reusable {@link KernelLaunch}. */
+    static final class CuhandleLauncher implements Launcher {
+        private final Handle handle = Handle.create(0);
+        private final DeviceBuffer buffer;
+        private final KernelLaunch launch;
+
+        CuhandleLauncher(Library lib, int argCount, boolean makeCurrent) {
+            buffer = handle.allocate(256);
+            launch = lib.kernel("bench_args" + argCount).newLaunch().grid(1).block(32).argCount(argCount);
+            if (argCount == 1) {
+                launch.arg(0, buffer);
+            } else if (argCount == 3) {
+                launch.arg(0, buffer).arg(1, 7).arg(2, 1.5f);
+            } else if (argCount == 6) {
+                launch.arg(0, buffer).arg(1, buffer).arg(2, 7).arg(3, 11L).arg(4, 1.5f).arg(5, 2.5);
+            }
+            if (makeCurrent) {
+                handle.makeCurrent();
+            }
+        }
+
+        @Override
+        public void launchOnce() {
+            launch.launch(handle);
+        }
+
+        @Override
+        public void launchAndSync(int launches) {
+            for (int i = 0; i < launches; i++) {
+                launch.launch(handle);
+            }
+            handle.synchronize();
+        }
+
+        @Override
+        public void close() {
+            buffer.close();
+            handle.close();
+        }
+    }
+
+    /** JCuda: the primary context current on this thread, its own stream, one reused parameter block. */
+    static final class JCudaLauncher implements Launcher {
+        private static CUcontext primary;
+        private static CUfunction[] functions;
+        private final CUstream stream = new CUstream();
+        private final CUdeviceptr buffer = new CUdeviceptr();
+        private final CUfunction function;
+        private final Pointer params;
+
+        /** Loads JCuda, retains the primary context and loads the PTX; null if that worked, else why not. */
+        static synchronized String unavailableReason() {
+            try {
+                JCudaDriver.setExceptionsEnabled(true);
+                JCudaDriver.cuInit(0);
+                CUdevice device = new CUdevice();
+                JCudaDriver.cuDeviceGet(device, 0);
+                primary = new CUcontext();
+                JCudaDriver.cuDevicePrimaryCtxRetain(primary, device);
+                JCudaDriver.cuCtxSetCurrent(primary);
+                CUmodule module = new CUmodule();
+                JCudaDriver.cuModuleLoadData(module, (PTX + "\0").getBytes(StandardCharsets.US_ASCII)); // NUL-terminated text
+                functions = new CUfunction[7];
+                for (int k : ARG_COUNTS) {
+                    functions[k] = new CUfunction();
+                    JCudaDriver.cuModuleGetFunction(functions[k], module, "bench_args" + k);
+                }
+                JCudaDriver.cuCtxSetCurrent(new CUcontext()); // NULL: nothing current
+                return null;
+            } catch (Throwable e) { // UnsatisfiedLinkError (no natives for this driver) or a CudaException
+                return e.toString();
+            }
+        }
+
+        JCudaLauncher(int argCount) {
+            JCudaDriver.cuCtxSetCurrent(primary);
+            JCudaDriver.cuStreamCreate(stream, 0);
+            JCudaDriver.cuMemAlloc(buffer, 256);
+            function = functions[argCount];
+            if (argCount == 0) {
+                params = null;
+            } else if (argCount == 1) {
+                params = Pointer.to(Pointer.to(buffer));
+            } else if (argCount == 3) {
+                params = Pointer.to(Pointer.to(buffer), Pointer.to(new int[] {7}), Pointer.to(new float[] {1.5f}));
+            } else {
+                params = Pointer.to(Pointer.to(buffer), Pointer.to(buffer), Pointer.to(new int[] {7}), Pointer.to(new long[] {11L}),
+                        Pointer.to(new float[] {1.5f}), Pointer.to(new double[] {2.5}));
+            }
+        }
+
+        @Override
+        public void launchOnce() {
+            JCudaDriver.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, params, null);
+        }
+
+        @Override
+        public void launchAndSync(int launches) {
+            for (int i = 0; i < launches; i++) {
+                JCudaDriver.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, params, null);
+            }
+            JCudaDriver.cuStreamSynchronize(stream);
+        }
+
+        @Override
+        public void close() {
+            JCudaDriver.cuMemFree(buffer);
+            JCudaDriver.cuStreamDestroy(stream);
+            JCudaDriver.cuCtxSetCurrent(new CUcontext()); // NULL: nothing current
         }
     }
 }

@@ -106,6 +106,29 @@ class LibraryVariablesGpuTest extends GpuTestSupport {
         assertThrows(IllegalArgumentException.class, () -> m.getInt(-4));
     }
 
+    /**
+     * Context-independent loading (docs/handles.md, section 4): a context created after the library
+     * was loaded gets the module too, with its own {@code __device__} variable at its initial value;
+     * destroying a context takes its copy with it, while a {@code __managed__} variable (one per
+     * process) keeps its value.
+     */
+    @Test
+    @StandInCapable
+    void aContextCreatedAfterLoadingHasTheModuleWithFreshVariables_managedOnesSurviveContexts() {
+        int value = 1 + random.nextInt(1_000_000);
+        library.global(other, "cuh_test_counter").upload(new int[] {value});
+        ManagedVariable managed = library.managed("cuh_test_managed");
+        managed.setInt(0, value);
+        other.close();
+        NativeTestApi.destroyContext(userContext);
+        userContext = newUserContext(0);
+        other = Handle.wrap(userContext);
+        assertEquals(0, readInt(library.global(other, "cuh_test_counter")),
+                "a context created after the library was loaded starts with the variable's initial value");
+        assertEquals(value, managed.getInt(0), "a __managed__ variable outlives the context that wrote it");
+        assertEquals(value, readInt(managed.view(other)), "... and the new context sees it");
+    }
+
     @Test
     void kernelsInEachContextUpdateOnlyThatContextsCopy() {
         Kernel add = library.kernel("cuh_test_counter_add");

@@ -107,10 +107,10 @@ class LoadingFailuresTest {
         assertTrue(child.output.contains("interface version") && !child.output.contains("unexpected="), child.output);
     }
 
-    /** Issue 9 (10): the extracted library is written into the owner-only file createTempFile made, never recreated. */
+    /** Issue 9 (10): the extracted library is written into the owner-only file createOwnerOnlyFile made, never recreated. */
     @Test
     void extractionKeepsTheOwnerOnlyPermissionsOfTheTemporaryFile() throws Exception {
-        Path file = Files.createTempFile(tmp, "libcuhandle-", ".so");
+        Path file = NativeLoader.createOwnerOnlyFile(tmp);
         java.util.Set<java.nio.file.attribute.PosixFilePermission> before = Files.getPosixFilePermissions(file);
         Object key = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
         NativeLoader.writeInto(new java.io.ByteArrayInputStream(new byte[] {1, 2, 3, 4}), file);
@@ -118,5 +118,20 @@ class LoadingFailuresTest {
         assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"), Files.getPosixFilePermissions(file));
         assertEquals(key, Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey(), "the same file (inode), not a replacement");
         assertEquals(4, Files.size(file));
+    }
+
+    /** Issue 13 (5): the extraction file is made without SecureRandom, but still new, empty and owner-only. */
+    @Test
+    void theExtractionFileIsANewEmptyOwnerOnlyFileWithAFreshName() throws Exception {
+        java.util.Set<Path> seen = new java.util.HashSet<>();
+        for (int i = 0; i < 100; i++) {
+            Path file = NativeLoader.createOwnerOnlyFile(tmp);
+            assertEquals(tmp, file.getParent());
+            assertTrue(file.getFileName().toString().matches("libcuhandle-[0-9a-z]+\\.so"), file.toString());
+            assertTrue(seen.add(file), "a name given twice: " + file);
+            assertTrue(Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS), file.toString());
+            assertEquals(0, Files.size(file));
+            assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"), Files.getPosixFilePermissions(file));
+        }
     }
 }

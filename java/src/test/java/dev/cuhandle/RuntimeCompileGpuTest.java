@@ -143,4 +143,18 @@ class RuntimeCompileGpuTest extends KernelGpuTestBase {
             }
         }
     }
+
+    /** The text-block example (dev.cuhandle.examples.CompileAndCountExample) counts what the CPU counts. */
+    @Test
+    void theTextBlockExampleCountsIntoItsManagedCounter() {
+        long seed = System.nanoTime();
+        java.util.Random random = new java.util.Random(seed);
+        float[] x = new float[100_000 + random.nextInt(100_000)];
+        long expected = 0;
+        for (int i = 0; i < x.length; i++) {
+            x[i] = random.nextFloat();
+            expected += x[i] > 0.5f ? 1 : 0;
+        }
+        assertEquals(expected, dev.cuhandle.examples.CompileAndCountExample.countAbove(x, 0.5f), "count above 0.5 (seed " + seed + ")");
+    }
 }

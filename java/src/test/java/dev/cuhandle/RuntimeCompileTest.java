@@ -18,12 +18,14 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Run-time compilation without a GPU: NVRTC compiles to PTX and cubins, defines and headers take effect,
  * compile errors carry NVRTC's log, and identical compilations come from the cache. Needs NVRTC (CI's machines
  * have Debian's 11.8; the Maven build requires it through {@code cuhandle.requireNvrtc}, elsewhere the tests
- * skip without it).
+ * skip without it). The tests compile for compute capability 7.5, the oldest that both Debian's NVRTC 11.8 and
+ * NVRTC 13 (which dropped 7.0) support, so the same tests run in CI and on the GPU host.
  */
 class RuntimeCompileTest {
     /** Each test's sources get a unique comment so that no test sees another one's cached image. */
@@ -66,9 +68,9 @@ class RuntimeCompileTest {
     }
 
     @Test
-    void aKernelFromATextBlockCompilesToPtxForCompute70() {
-        String ptx = ptx(unique(SAXPY), CompileOptions.defaults().architecture("compute_70"));
-        assertTrue(ptx.contains(".target sm_70"), ptx);
+    void aKernelFromATextBlockCompilesToPtxForCompute75() {
+        String ptx = ptx(unique(SAXPY), CompileOptions.defaults().architecture("compute_75"));
+        assertTrue(ptx.contains(".target sm_75"), ptx);
         assertTrue(ptx.contains(".visible .entry saxpy("), ptx);
         // Four parameters: float, two pointers, int.
         assertTrue(ptx.contains(".param .f32 saxpy_param_0") && ptx.contains(".param .u64 saxpy_param_2") && ptx.contains(".param .u32 saxpy_param_3"), ptx);
@@ -76,10 +78,10 @@ class RuntimeCompileTest {
     }
 
     @Test
-    void theSameKernelCompilesToACubinForSm70() {
-        CompileOptions options = CompileOptions.defaults().architecture("sm_70");
-        assertEquals("sm_70", RuntimeCompiler.target(options, null));
-        byte[] cubin = RuntimeCompiler.image(unique(SAXPY), options, "sm_70");
+    void theSameKernelCompilesToACubinForSm75() {
+        CompileOptions options = CompileOptions.defaults().architecture("sm_75");
+        assertEquals("sm_75", RuntimeCompiler.target(options, null));
+        byte[] cubin = RuntimeCompiler.image(unique(SAXPY), options, "sm_75");
         assertTrue(cubin.length > 64 && cubin[0] == 0x7f && cubin[1] == 'E' && cubin[2] == 'L' && cubin[3] == 'F', "a cubin is an ELF file");
         assertTrue(new String(cubin, StandardCharsets.ISO_8859_1).contains("saxpy"), "the symbol table names the kernel");
     }
@@ -92,16 +94,16 @@ class RuntimeCompileTest {
                     y[i] = undeclared_value * 2.0f;
                 }
                 """;
-        CompileOptions options = CompileOptions.defaults().programName("broken.cu").architecture("compute_70");
-        CompileException e = assertThrows(CompileException.class, () -> RuntimeCompiler.image(broken, options, "compute_70"));
+        CompileOptions options = CompileOptions.defaults().programName("broken.cu").architecture("compute_75");
+        CompileException e = assertThrows(CompileException.class, () -> RuntimeCompiler.image(broken, options, "compute_75"));
         assertTrue(e.getLog().contains("broken.cu(3): error"), e.getLog());
         assertTrue(e.getLog().contains("undeclared_value"), e.getLog());
         assertEquals(CudaError.INVALID_SOURCE, e.error());
         assertEquals(300, e.code());
         assertEquals("nvrtcCompileProgram", e.operation());
         assertEquals("broken.cu", e.programName());
-        assertEquals("compute_70", e.architecture());
-        assertTrue(e.getMessage().contains("broken.cu did not compile for compute_70") && e.getMessage().contains("broken.cu(3): error"), e.getMessage());
+        assertEquals("compute_75", e.architecture());
+        assertTrue(e.getMessage().contains("broken.cu did not compile for compute_75") && e.getMessage().contains("broken.cu(3): error"), e.getMessage());
         assertTrue(e instanceof CudaException, "callers catching CudaException see compile errors too");
     }
 
@@ -113,7 +115,7 @@ class RuntimeCompileTest {
                     y[threadIdx.x] *= SCALE * OFFSET;
                 }
                 """);
-        CompileOptions options = CompileOptions.defaults().architecture("compute_70")
+        CompileOptions options = CompileOptions.defaults().architecture("compute_75")
                 .define("KERNEL_NAME", "named_by_a_define")
                 .header("constants.h", "#define SCALE 3.0f\n");
         String ptx = ptx(source, options.define("OFFSET", "5.0f"));
@@ -122,50 +124,100 @@ class RuntimeCompileTest {
         assertTrue(ptx.contains("0f41700000"), ptx);
         String other = ptx(source, options.define("OFFSET", "7.0f")); // 21.0f
         assertTrue(other.contains("0f41A80000") && !other.contains("0f41700000"), other);
-        CompileException missing = assertThrows(CompileException.class, () -> ptx(source, CompileOptions.defaults().architecture("compute_70")));
+        CompileException missing = assertThrows(CompileException.class, () -> ptx(source, CompileOptions.defaults().architecture("compute_75")));
         assertTrue(missing.getLog().contains("constants.h"), "without the header the include fails: " + missing.getLog());
     }
 
     @Test
     void identicalCompilesComeFromTheCacheWithoutCallingNvrtc() {
         String source = unique(SAXPY);
-        CompileOptions options = CompileOptions.defaults().architecture("compute_70").define("A").header("a.h", "//a").header("b.h", "//b");
+        CompileOptions options = CompileOptions.defaults().architecture("compute_75").define("A").header("a.h", "//a").header("b.h", "//b");
         long before = RuntimeCompiler.compileCount();
-        byte[] first = RuntimeCompiler.image(source, options, "compute_70");
+        byte[] first = RuntimeCompiler.image(source, options, "compute_75");
         assertEquals(before + 1, RuntimeCompiler.compileCount());
-        byte[] again = RuntimeCompiler.image(source, options, "compute_70");
+        byte[] again = RuntimeCompiler.image(source, options, "compute_75");
         assertSame(first, again, "the cached image");
         // Equal options built separately, headers in the other order: still the same inputs.
-        CompileOptions same = CompileOptions.defaults().header("b.h", "//b").header("a.h", "//a").define("A").architecture("compute_70");
-        assertSame(first, RuntimeCompiler.image(source, same, "compute_70"));
+        CompileOptions same = CompileOptions.defaults().header("b.h", "//b").header("a.h", "//a").define("A").architecture("compute_75");
+        assertSame(first, RuntimeCompiler.image(source, same, "compute_75"));
         assertEquals(before + 1, RuntimeCompiler.compileCount(), "no NVRTC call for identical inputs");
         // Any difference compiles anew: source, define, flag, header text, program name, architecture.
-        RuntimeCompiler.image(source + " ", options, "compute_70");
-        RuntimeCompiler.image(source, options.define("B"), "compute_70");
-        RuntimeCompiler.image(source, options.fastMath(true), "compute_70");
-        RuntimeCompiler.image(source, options.header("a.h", "//a2"), "compute_70");
-        RuntimeCompiler.image(source, options.programName("x.cu"), "compute_70");
-        RuntimeCompiler.image(source, options.architecture("compute_75"), "compute_75");
+        RuntimeCompiler.image(source + " ", options, "compute_75");
+        RuntimeCompiler.image(source, options.define("B"), "compute_75");
+        RuntimeCompiler.image(source, options.fastMath(true), "compute_75");
+        RuntimeCompiler.image(source, options.header("a.h", "//a2"), "compute_75");
+        RuntimeCompiler.image(source, options.programName("x.cu"), "compute_75");
+        RuntimeCompiler.image(source, options.architecture("compute_80"), "compute_80");
         assertEquals(before + 7, RuntimeCompiler.compileCount());
+    }
+
+    @Test
+    void theDiskCacheServesAnotherProcessAndSurvivesDamage(@TempDir Path dir) throws Exception {
+        String source = unique(SAXPY);
+        CompileOptions options = CompileOptions.defaults().architecture("compute_70");
+        String before = System.getProperty(DiskImageCache.DIR_PROPERTY);
+        System.setProperty(DiskImageCache.DIR_PROPERTY, dir.toString());
+        try {
+            long compiles = RuntimeCompiler.compileCount();
+            byte[] first = RuntimeCompiler.image(source, options, "compute_70");
+            Path[] entries;
+            try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+                entries = files.toArray(Path[]::new);
+            }
+            assertEquals(1, entries.length, "one entry, no temporary file left: " + java.util.Arrays.toString(entries));
+            RuntimeCompiler.clearCache(); // as a new process: only the disk has it
+            byte[] fromDisk = RuntimeCompiler.image(source, options, "compute_70");
+            assertArrayEquals(first, fromDisk);
+            assertEquals(compiles + 1, RuntimeCompiler.compileCount(), "served from disk without NVRTC");
+            // A damaged entry is a miss, deleted and written anew.
+            byte[] damaged = Files.readAllBytes(entries[0]);
+            damaged[damaged.length - 1] ^= 1;
+            Files.write(entries[0], damaged);
+            RuntimeCompiler.clearCache();
+            assertArrayEquals(first, RuntimeCompiler.image(source, options, "compute_70"));
+            assertEquals(compiles + 2, RuntimeCompiler.compileCount(), "compiled again");
+            RuntimeCompiler.clearCache();
+            RuntimeCompiler.image(source, options, "compute_70");
+            assertEquals(compiles + 2, RuntimeCompiler.compileCount(), "the rewritten entry serves again");
+        } finally {
+            if (before == null) {
+                System.clearProperty(DiskImageCache.DIR_PROPERTY);
+            } else {
+                System.setProperty(DiskImageCache.DIR_PROPERTY, before);
+            }
+        }
+    }
+
+    @Test
+    void theDiskCacheIsOffUnlessAskedFor() {
+        assumeTrue(System.getProperty(DiskImageCache.DIR_PROPERTY) == null && System.getProperty(DiskImageCache.MODE_PROPERTY) == null,
+                "the build configured a compile cache");
+        assertEquals(null, DiskImageCache.folder(), "off by default");
+        System.setProperty(DiskImageCache.MODE_PROPERTY, "disk");
+        try {
+            assertTrue(DiskImageCache.folder().toString().endsWith("cuhandle/nvrtc"), String.valueOf(DiskImageCache.folder()));
+        } finally {
+            System.clearProperty(DiskImageCache.MODE_PROPERTY);
+        }
     }
 
     @Test
     void aFailedCompileIsNotCached() {
         String broken = unique("extern \"C\" __global__ void k() { nope(); }\n");
-        CompileOptions options = CompileOptions.defaults().architecture("compute_70");
+        CompileOptions options = CompileOptions.defaults().architecture("compute_75");
         long before = RuntimeCompiler.compileCount();
-        assertThrows(CompileException.class, () -> RuntimeCompiler.image(broken, options, "compute_70"));
-        assertThrows(CompileException.class, () -> RuntimeCompiler.image(broken, options, "compute_70"));
+        assertThrows(CompileException.class, () -> RuntimeCompiler.image(broken, options, "compute_75"));
+        assertThrows(CompileException.class, () -> RuntimeCompiler.image(broken, options, "compute_75"));
         assertEquals(before + 2, RuntimeCompiler.compileCount());
     }
 
     @Test
     void flagsNvrtcDoesNotKnowAreIllegalArguments() {
-        CompileOptions options = CompileOptions.defaults().architecture("compute_70").flag("--no-such-nvrtc-flag");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RuntimeCompiler.image(unique(SAXPY), options, "compute_70"));
+        CompileOptions options = CompileOptions.defaults().architecture("compute_75").flag("--no-such-nvrtc-flag");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RuntimeCompiler.image(unique(SAXPY), options, "compute_75"));
         assertTrue(e.getMessage().contains("--no-such-nvrtc-flag"), e.getMessage());
         // Known flags pass through.
-        String ptx = ptx(unique(SAXPY), CompileOptions.defaults().architecture("compute_70").flag("-lineinfo").standard("c++14"));
+        String ptx = ptx(unique(SAXPY), CompileOptions.defaults().architecture("compute_75").flag("-lineinfo").standard("c++14"));
         assertTrue(ptx.contains(".loc"), "-lineinfo adds line information: " + ptx.substring(0, Math.min(400, ptx.length())));
     }
 
@@ -173,15 +225,15 @@ class RuntimeCompileTest {
     void anArchitectureNvrtcDoesNotSupportListsTheSupportedOnes() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> RuntimeCompiler.target(CompileOptions.defaults().architecture("sm_999"), null));
-        assertTrue(e.getMessage().contains("cannot compile for sm_999") && e.getMessage().contains("70"), e.getMessage());
+        assertTrue(e.getMessage().contains("cannot compile for sm_999") && e.getMessage().contains("75"), e.getMessage());
     }
 
     @Test
     void theDevicesArchitectureIsMachineCodeWhenNvrtcKnowsItAndPtxOtherwise() {
         CompileOptions defaults = CompileOptions.defaults();
-        assertEquals("sm_70", RuntimeCompiler.target(defaults, new int[] {70}));
-        assertEquals("compute_70", RuntimeCompiler.target(defaults.ptxOnly(true), new int[] {70}));
-        assertEquals("compute_70", RuntimeCompiler.target(defaults, new int[] {70, 80}), "mixed generations share PTX");
+        assertEquals("sm_75", RuntimeCompiler.target(defaults, new int[] {75}));
+        assertEquals("compute_75", RuntimeCompiler.target(defaults.ptxOnly(true), new int[] {75}));
+        assertEquals("compute_75", RuntimeCompiler.target(defaults, new int[] {75, 80}), "mixed generations share PTX");
         // A compute capability newer than any NVRTC knows: the newest PTX it has, for the driver to JIT.
         String newest = RuntimeCompiler.target(defaults, new int[] {990});
         assertTrue(newest.matches("compute_\\d+"), newest);

@@ -5,56 +5,102 @@ import dev.cuhandle.DeviceBuffer;
 import dev.cuhandle.Event;
 import dev.cuhandle.Handle;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Random;
 
 /**
- * BLAS level 1 bandwidth and latency of cuhandle, printed as CSV lines
- * {@code impl,op,n,bytes,median_ms,gbps} in the format of tests/bench/cublas_l1.cu so that
- * tests/bench/report.py can put both side by side. Bytes count reads + writes. Reductions write
- * their result to device memory (like cuBLAS's device pointer mode), so no host wait is timed.
- * Usage: BlasBenchmark [log2 n for float, default 28]
+ * BLAS level 1 of cuhandle at every power-of-two size, measured exactly as tests/bench/cublas_l1.cu
+ * measures cuBLAS (same sizes, batching and time box), plus the latency of reductions whose result
+ * goes to the host. Prints CSV rows {@code impl,group,name,n,value,unit} for tests/bench/report.py:
+ * <ul>
+ *   <li>{@code cuhandle,blas,<op>,<n>,<us per call>,us}: the 16 routines; reductions write their result
+ *       to device memory (like cuBLAS's device pointer mode), so no host wait is timed. Per call time is
+ *       a batch of back-to-back calls between two events divided by the batch size (about 2 ms per batch:
+ *       the issue rate at small n, one call at large n), the median of 5-15 batches (as many as fit into
+ *       about 30 ms);</li>
+ *   <li>{@code cuhandle,blas_host,<op>,1000,<us per call>,us}: sdot, ddot, snrm2, sasum, isamax at
+ *       n = 1000 returning the result to Java, median of 5 runs of 2,000 calls.</li>
+ * </ul>
+ * Usage: {@code BlasBenchmark [log2 n min, default 10] [log2 n max, default 28]}.
  */
 public final class BlasBenchmark {
-    private static final int WARMUP = 3;
-    private static final int REPS = 20;
+    /** The time box, identical to cublas_l1.cu's. */
+    private static final double BATCH_MS = 2.0;
+    private static final int MAX_BATCH = 2000;
+    private static final double POINT_MS = 30.0;
+    private static final int MIN_REPS = 5;
+    private static final int MAX_REPS = 15;
 
     private BlasBenchmark() {}
 
-    interface Op {
-        void run();
+    /** One routine at size {@code n} (elements) on the benchmark's vectors. */
+    interface SizedOp {
+        void run(long n);
     }
 
+    /** Runs the sweep and the host-result latencies; prints CSV rows on stdout. */
     public static void main(String[] args) {
-        int log2 = args.length > 0 ? Integer.parseInt(args[0]) : 28;
-        long nf = 1L << log2;
-        long nd = nf / 2;
+        BenchSupport.requireGpu("BlasBenchmark");
+        int lo = args.length > 0 ? Integer.parseInt(args[0]) : 10;
+        int hi = args.length > 1 ? Integer.parseInt(args[1]) : 28;
+        if (lo < 0 || hi > 30 || lo > hi) {
+            throw new IllegalArgumentException("usage: BlasBenchmark [log2 n min 0..30] [log2 n max, >= min, <= 30]; got " + lo + " " + hi);
+        }
         try (Handle h = Handle.create(0)) {
             System.out.println("# cuhandle BLAS level 1 on " + h.device());
-            try (DeviceBuffer x = random(h, nf * 4); DeviceBuffer y = random(h, nf * 4); DeviceBuffer r = h.allocate(8)) {
-                float a = 1.0001f;
-                row(h, "sscal", nf, 2 * nf * 4, () -> Blas.sscal(h, nf, a, x, 1));
-                row(h, "saxpy", nf, 3 * nf * 4, () -> Blas.saxpy(h, nf, a, x, 1, y, 1));
-                row(h, "sdot", nf, 2 * nf * 4, () -> Blas.sdot(h, nf, x, 1, y, 1, r));
-                row(h, "snrm2", nf, nf * 4, () -> Blas.snrm2(h, nf, x, 1, r));
-                row(h, "sasum", nf, nf * 4, () -> Blas.sasum(h, nf, x, 1, r));
-                row(h, "isamax", nf, nf * 4, () -> Blas.isamax(h, nf, x, 1, r));
-                row(h, "scopy", nf, 2 * nf * 4, () -> Blas.scopy(h, nf, x, 1, y, 1));
-                row(h, "sswap", nf, 4 * nf * 4, () -> Blas.sswap(h, nf, x, 1, y, 1));
-                double da = 1.0001;
-                row(h, "dscal", nd, 2 * nd * 8, () -> Blas.dscal(h, nd, da, x, 1));
-                row(h, "daxpy", nd, 3 * nd * 8, () -> Blas.daxpy(h, nd, da, x, 1, y, 1));
-                row(h, "ddot", nd, 2 * nd * 8, () -> Blas.ddot(h, nd, x, 1, y, 1, r));
-                row(h, "dnrm2", nd, nd * 8, () -> Blas.dnrm2(h, nd, x, 1, r));
-                row(h, "dasum", nd, nd * 8, () -> Blas.dasum(h, nd, x, 1, r));
-                row(h, "idamax", nd, nd * 8, () -> Blas.idamax(h, nd, x, 1, r));
-                row(h, "dcopy", nd, 2 * nd * 8, () -> Blas.dcopy(h, nd, x, 1, y, 1));
-                row(h, "dswap", nd, 4 * nd * 8, () -> Blas.dswap(h, nd, x, 1, y, 1));
-                row(h, "d2d_copy_f32", nf, 2 * nf * 4, () -> h.copy(x, y));
+            hostLatency(h);
+            long maxBytes = 8L << hi; // doubles: room for both precisions
+            try (DeviceBuffer pristine = random(h, maxBytes); DeviceBuffer x = h.allocate(maxBytes); DeviceBuffer y = h.allocate(maxBytes);
+                 DeviceBuffer r = h.allocate(8); Event start = h.createEvent(); Event end = h.createEvent()) {
+                for (Map.Entry<String, SizedOp> op : routines(h, x, y, r).entrySet()) {
+                    for (int log2 = lo; log2 <= hi; log2++) {
+                        long n = 1L << log2;
+                        // Fresh data for every routine and size, so repeated scal/axpy/swap stay in range.
+                        long bytes = n * elementBytes(op.getKey());
+                        h.copy(pristine.slice(0, bytes), x.slice(0, bytes));
+                        h.copy(pristine.slice(maxBytes - bytes, bytes), y.slice(0, bytes));
+                        try {
+                            double us = usPerCall(h, start, end, () -> op.getValue().run(n));
+                            System.out.printf("cuhandle,blas,%s,%d,%.4f,us%n", op.getKey(), n, us);
+                        } catch (RuntimeException e) { // a bad point must not cost the rest of the one device run
+                            System.out.println("# " + op.getKey() + " n=" + n + " failed: " + e);
+                        }
+                    }
+                }
             }
-            latency(h);
         }
     }
 
+    /** The 16 routines, float and double of each family; alpha close to 1 keeps thousands of repeats in range. */
+    private static Map<String, SizedOp> routines(Handle h, DeviceBuffer x, DeviceBuffer y, DeviceBuffer r) {
+        Map<String, SizedOp> ops = new LinkedHashMap<>();
+        float a = 0.999f;
+        double da = 0.999;
+        both(ops, "scal", n -> Blas.sscal(h, n, a, x, 1), n -> Blas.dscal(h, n, da, x, 1));
+        both(ops, "axpy", n -> Blas.saxpy(h, n, a, x, 1, y, 1), n -> Blas.daxpy(h, n, da, x, 1, y, 1));
+        both(ops, "dot", n -> Blas.sdot(h, n, x, 1, y, 1, r), n -> Blas.ddot(h, n, x, 1, y, 1, r));
+        both(ops, "nrm2", n -> Blas.snrm2(h, n, x, 1, r), n -> Blas.dnrm2(h, n, x, 1, r));
+        both(ops, "asum", n -> Blas.sasum(h, n, x, 1, r), n -> Blas.dasum(h, n, x, 1, r));
+        both(ops, "amax", n -> Blas.isamax(h, n, x, 1, r), n -> Blas.idamax(h, n, x, 1, r));
+        both(ops, "copy", n -> Blas.scopy(h, n, x, 1, y, 1), n -> Blas.dcopy(h, n, x, 1, y, 1));
+        both(ops, "swap", n -> Blas.sswap(h, n, x, 1, y, 1), n -> Blas.dswap(h, n, x, 1, y, 1));
+        return ops;
+    }
+
+    /** Adds the float and the double routine of a family under their BLAS names (isamax for amax). */
+    private static void both(Map<String, SizedOp> ops, String family, SizedOp single, SizedOp dbl) {
+        String prefix = family.equals("amax") ? "i" : "";
+        ops.put(prefix + "s" + family, single);
+        ops.put(prefix + "d" + family, dbl);
+    }
+
+    /** 8 for the double routines (d..., id...), 4 for the float ones. */
+    static int elementBytes(String routine) {
+        return routine.charAt(routine.startsWith("i") ? 1 : 0) == 'd' ? 8 : 4;
+    }
+
+    /** Random values in [-1, 1) (as floats; read as doubles they are finite and of varied magnitude). */
     private static DeviceBuffer random(Handle h, long bytes) {
         DeviceBuffer b = h.allocate(bytes);
         float[] chunk = new float[1 << 22];
@@ -70,74 +116,83 @@ public final class BlasBenchmark {
         return b;
     }
 
-    private static void row(Handle h, String op, long n, long bytes, Op body) {
-        double[] ms = new double[REPS];
-        try (Event start = h.createEvent(); Event end = h.createEvent()) {
-            for (int i = 0; i < WARMUP; i++) {
-                body.run();
-            }
-            h.synchronize();
-            for (int i = 0; i < REPS; i++) {
-                start.record(h);
-                body.run();
-                end.record(h);
-                end.synchronize();
-                ms[i] = end.elapsedSince(start);
-            }
+    /**
+     * Median µs per call of {@code body}: a 10-call probe sizes the batch (about {@link #BATCH_MS} of
+     * back-to-back calls between two events) and the number of timed batches; one untimed batch warms up.
+     * The same algorithm as cublas_l1.cu's {@code us_per_call}.
+     */
+    static double usPerCall(Handle h, Event start, Event end, Runnable body) {
+        body.run();
+        start.record(h);
+        for (int i = 0; i < 10; i++) {
+            body.run();
         }
-        Arrays.sort(ms);
-        double median = ms[REPS / 2];
-        System.out.printf("cuhandle,%s,%d,%d,%.5f,%.1f%n", op, n, bytes, median, bytes / (median * 1e6));
+        end.record(h);
+        end.synchronize();
+        double probeMs = Math.max(end.elapsedSince(start) / 10.0, 1e-4);
+        int batch = clamp((int) (BATCH_MS / probeMs), 1, MAX_BATCH);
+        int reps = clamp((int) (POINT_MS / (batch * probeMs)), MIN_REPS, MAX_REPS);
+        for (int i = 0; i < batch; i++) {
+            body.run();
+        }
+        double[] us = new double[reps];
+        for (int rep = 0; rep < reps; rep++) {
+            start.record(h);
+            for (int i = 0; i < batch; i++) {
+                body.run();
+            }
+            end.record(h);
+            end.synchronize();
+            us[rep] = end.elapsedSince(start) * 1e3 / batch;
+        }
+        Arrays.sort(us);
+        return us[reps / 2];
     }
 
-    /** Median µs per call of {@code body} over 5 runs of {@code calls} async calls and one wait. */
-    private static double perCall(Handle h, int calls, Op body) {
+    private static int clamp(int v, int lo, int hi) {
+        return Math.max(lo, Math.min(hi, v));
+    }
+
+    /** A reduction whose result comes back to Java; returns it so that the JIT cannot drop the call. */
+    interface HostReduction {
+        double run();
+    }
+
+    /** Median over 5 runs of µs per call, each run {@code calls} calls that each wait for their result. */
+    static double hostLatencyUs(int calls, HostReduction call) {
+        double sink = 0;
+        for (int i = 0; i < 200; i++) {
+            sink += call.run();
+        }
         double[] us = new double[5];
         for (int run = 0; run < us.length; run++) {
             long t0 = System.nanoTime();
             for (int i = 0; i < calls; i++) {
-                body.run();
+                sink += call.run();
             }
-            h.synchronize();
             us[run] = (System.nanoTime() - t0) / 1e3 / calls;
+        }
+        if (Double.isNaN(sink)) {
+            throw new AssertionError("a reduction of finite data returned NaN");
         }
         Arrays.sort(us);
         return us[us.length / 2];
     }
 
-    /** saxpy n=1 per call (async, then one wait) and sdot n=1000 with the result on the host. */
-    private static void latency(Handle h) {
-        int calls = 100_000;
-        try (DeviceBuffer x = h.upload(new float[1000]); DeviceBuffer y = h.upload(new float[1000])) {
-            double[] us = new double[5];
-            for (int run = 0; run < us.length; run++) {
-                long t0 = System.nanoTime();
-                for (int i = 0; i < calls; i++) {
-                    Blas.saxpy(h, 1, 2f, x, 1, y, 1);
-                }
-                h.synchronize();
-                us[run] = (System.nanoTime() - t0) / 1e3 / calls;
+    /** sdot, ddot, snrm2, sasum, isamax at n = 1000 with the result on the host, as cuBLAS's host pointer mode. */
+    private static void hostLatency(Handle h) {
+        int n = 1000;
+        int calls = 2000;
+        try (DeviceBuffer x = random(h, 8L * n); DeviceBuffer y = random(h, 8L * n)) {
+            Map<String, HostReduction> ops = new LinkedHashMap<>();
+            ops.put("sdot", () -> Blas.sdot(h, n, x, 1, y, 1));
+            ops.put("ddot", () -> Blas.ddot(h, n, x, 1, y, 1));
+            ops.put("snrm2", () -> Blas.snrm2(h, n, x, 1));
+            ops.put("sasum", () -> Blas.sasum(h, n, x, 1));
+            ops.put("isamax", () -> Blas.isamax(h, n, x, 1));
+            for (Map.Entry<String, HostReduction> op : ops.entrySet()) {
+                System.out.printf("cuhandle,blas_host,%s,%d,%.4f,us%n", op.getKey(), n, hostLatencyUs(calls, op.getValue()));
             }
-            Arrays.sort(us);
-            System.out.printf("cuhandle,saxpy1_latency,1,0,%.3f,0%n", us[us.length / 2]);
-            // The same op as cuBLAS's figure, and with the context already current (no switch).
-            System.out.printf("cuhandle,sscal1_latency,1,0,%.3f,0%n", perCall(h, calls, () -> Blas.sscal(h, 1, 2f, x, 1)));
-            h.makeCurrent();
-            System.out.printf("cuhandle,saxpy1_latency_context_current,1,0,%.3f,0%n", perCall(h, calls, () -> Blas.saxpy(h, 1, 2f, x, 1, y, 1)));
-            int dots = 20_000;
-            for (int run = 0; run < us.length; run++) {
-                long t0 = System.nanoTime();
-                float sink = 0;
-                for (int i = 0; i < dots; i++) {
-                    sink += Blas.sdot(h, 1000, x, 1, y, 1);
-                }
-                us[run] = (System.nanoTime() - t0) / 1e3 / dots;
-                if (sink != 0) {
-                    throw new AssertionError("zeros dot to zero");
-                }
-            }
-            Arrays.sort(us);
-            System.out.printf("cuhandle,sdot1000_host_latency,1000,0,%.3f,0%n", us[us.length / 2]);
         }
     }
 }

@@ -1,0 +1,100 @@
+package dev.cuhandle;
+
+import java.lang.management.ManagementFactory;
+
+/**
+ * Cold start of cuhandle in a fresh JVM (run it once per JVM; tests/bench/run-all.sh alternates it with
+ * tests/bench/cold_start.c, C's {@code cuInit} + first primary-context retain). Prints CSV rows
+ * {@code cuhandle,cold,<step>,<run>,<ms>,ms} (tests/bench/report.py's input). Two modes:
+ * <ul>
+ *   <li>{@code whole}: the first {@code Handle.create(0)} as one call (what a user sees), row
+ *       {@code first_handle_create}; then the loader's own steps inside it ({@code extract},
+ *       {@code system_load}, {@code configure});</li>
+ *   <li>{@code steps}: the same work one step at a time, each a row: {@code extract}, {@code system_load},
+ *       {@code configure} (loading libcuhandle; configure includes setting up System.Logger), {@code driver_load} (loading libcuda, no cuInit),
+ *       {@code cuinit} ({@code Cuda.deviceCount()}), {@code retain} ({@code Handle.create(0)}: primary
+ *       context retain and stream), {@code blas_first_call} (the first {@code Blas.sscal} and synchronize:
+ *       loading the BLAS kernel image, first launch), {@code blas_second_call}.</li>
+ * </ul>
+ * Both modes also print {@code jvm_start_to_main} (from the JVM's start time, millisecond resolution).
+ * Usage: {@code ColdStartBenchmark whole|steps [run number, default 1]}.
+ */
+public final class ColdStartBenchmark {
+    private ColdStartBenchmark() {}
+
+    private static int run;
+
+    private static void row(String step, double ms) {
+        System.out.printf("cuhandle,cold,%s,%d,%.3f,ms%n", step, run, ms);
+    }
+
+    private static double msSince(long t0) {
+        return (System.nanoTime() - t0) / 1e6;
+    }
+
+    /** Measures one cold start; exits with status 2 and a {@code #} line when no GPU can be used. */
+    public static void main(String[] args) {
+        long mainStart = System.nanoTime();
+        long mainWallMs = System.currentTimeMillis();
+        String mode = args.length > 0 ? args[0] : "whole";
+        run = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+        if (!mode.equals("whole") && !mode.equals("steps")) {
+            throw new IllegalArgumentException("usage: ColdStartBenchmark whole|steps [run]; got mode " + mode);
+        }
+        try {
+            if (mode.equals("whole")) {
+                whole();
+            } else {
+                steps();
+            }
+        } catch (CudaException e) {
+            System.out.println("# cold start not measured: " + e.getMessage());
+            System.exit(2);
+        }
+        row("jvm_start_to_main", mainWallMs - ManagementFactory.getRuntimeMXBean().getStartTime());
+        row("main_to_here", msSince(mainStart));
+    }
+
+    private static void loaderSteps() {
+        long[] ns = Native.startupNanos();
+        row("extract", ns[0] / 1e6);
+        row("system_load", ns[1] / 1e6);
+        row("configure", ns[2] / 1e6);
+    }
+
+    private static void whole() {
+        long t0 = System.nanoTime();
+        Handle h = Handle.create(0);
+        row("first_handle_create", msSince(t0));
+        h.close();
+        loaderSteps();
+    }
+
+    private static void steps() {
+        Native.ensureLoaded();
+        loaderSteps();
+        long t0 = System.nanoTime();
+        int version = Cuda.driverVersion();
+        row("driver_load", msSince(t0));
+        t0 = System.nanoTime();
+        int count = Cuda.deviceCount();
+        row("cuinit", msSince(t0));
+        if (count == 0 || version == 0) {
+            throw new CudaException(CudaError.NO_DEVICE.code(), "cold start", "the driver (version " + version + ") reports no device", null);
+        }
+        t0 = System.nanoTime();
+        try (Handle h = Handle.create(0)) {
+            row("retain", msSince(t0));
+            try (DeviceBuffer x = h.allocate(4096)) {
+                t0 = System.nanoTime();
+                Blas.sscal(h, 1024, 2f, x, 1);
+                h.synchronize();
+                row("blas_first_call", msSince(t0));
+                t0 = System.nanoTime();
+                Blas.sscal(h, 1024, 2f, x, 1);
+                h.synchronize();
+                row("blas_second_call", msSince(t0));
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package dev.cuhandle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 11 item 5: {@code Library.load(Path)} through {@code cuLibraryLoadFromFile} (the driver
+ * reads the file; no copy of the image passes through Java) and JIT/library options at load
+ * (optimisation level, register limit, verbose JIT log, binary preserved). The PTX of the test
+ * kernels makes the driver's JIT run, so the options have something to act on.
+ */
+@GpuTest
+class LibraryLoadOptionsGpuTest extends GpuTestSupport {
+    private final long seed = System.nanoTime();
+    private final Random random = new Random(seed);
+    private Handle handle;
+
+    @BeforeEach
+    void handle() {
+        clearCurrent();
+        handle = Handle.create(0);
+    }
+
+    @AfterEach
+    void close() {
+        closeQuietly(handle);
+        clearCurrent();
+    }
+
+    private static Path write(Path dir, String name, byte[] bytes) throws IOException {
+        Path file = dir.resolve(name);
+        Files.write(file, bytes);
+        return file;
+    }
+
+    /** Adds one to n random floats with cuh_test_add_one of {@code lib} and checks the result on the CPU. */
+    private void addOneWorks(Library lib) {
+        int n = 1000 + random.nextInt(10_000);
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = random.nextFloat();
+        }
+        try (DeviceBuffer d = handle.upload(x)) {
+            lib.kernel("cuh_test_add_one").newLaunch().grid((n + 255) / 256).block(256).arg(0, d).arg(1, n).launch(handle);
+            float[] got = new float[n];
+            d.download(got);
+            for (int i = 0; i < n; i++) {
+                assertEquals(x[i] + 1.0f, got[i], 0.0f, "x[" + i + "] + 1 (seed " + seed + ")");
+            }
+        }
+    }
+
+    @Test
+    void aPtxFileLoadsWithJitOptionsAndRuns(@TempDir Path dir) throws IOException {
+        Path file = write(dir, "test_kernels.ptx", KernelGpuTestBase.ptxBytes());
+        LoadOptions options = LoadOptions.defaults().optimizationLevel(3).maxRegisters(32).logVerbose(true);
+        try (Library lib = Library.load(file, options)) {
+            addOneWorks(lib);
+            int registers = lib.kernel("cuh_test_add_one").registers(handle.device().ordinal());
+            assertTrue(registers <= 32, "CU_JIT_MAX_REGISTERS 32 reached the JIT: " + registers + " registers");
+            assertTrue(lib.toString().contains(file.toString()), lib.toString());
+        }
+    }
+
+    @Test
+    void aFatbinFileLoadsAndRuns(@TempDir Path dir) throws IOException {
+        try (Library lib = Library.load(write(dir, "test_kernels.fatbin", KernelGpuTestBase.fatbinBytes()))) {
+            addOneWorks(lib);
+        }
+    }
+
+    @Test
+    void aPreservedBinaryLoadsAndRuns() {
+        try (Library lib = Library.load(KernelGpuTestBase.fatbinBytes(), LoadOptions.defaults().binaryIsPreserved(true))) {
+            addOneWorks(lib);
+        }
+    }
+
+    @Test
+    @StandInCapable
+    void theVerboseJitLogIsReadable() {
+        try (Library lib = Library.load(KernelGpuTestBase.ptxBytes(), LoadOptions.defaults().logVerbose(true))) {
+            lib.kernel("cuh_test_add_one"); // lazy loading may JIT-compile at the first lookup
+            String log = lib.jitLog();
+            System.out.println("[jit-log] " + log);
+            assertFalse(log.isEmpty(), "a verbose JIT of PTX says what it did");
+        }
+    }
+
+    @Test
+    @StandInCapable
+    void filesAndOptionsReachTheDriver(@TempDir Path dir) throws IOException {
+        Path file = write(dir, "test_kernels.fatbin", KernelGpuTestBase.fatbinBytes());
+        try (Library lib = Library.load(file, LoadOptions.defaults().optimizationLevel(0).maxRegisters(64))) {
+            assertTrue(lib.kernelNames().isEmpty() || lib.kernelNames().contains("cuh_test_add_one"), lib.kernelNames().toString());
+            assertEquals("cuh_test_add_one", lib.kernel("cuh_test_add_one").name());
+        }
+        try (Library lib = Library.load(KernelGpuTestBase.fatbinBytes(), LoadOptions.defaults().binaryIsPreserved(true))) {
+            assertEquals("cuh_test_add_one", lib.kernel("cuh_test_add_one").name());
+        }
+    }
+
+    @Test
+    @StandInCapable
+    void aTruncatedFileIsRefusedBeforeTheDriverReadsIt(@TempDir Path dir) throws IOException {
+        byte[] fatbin = KernelGpuTestBase.fatbinBytes();
+        Path file = write(dir, "truncated.fatbin", Arrays.copyOf(fatbin, fatbin.length / 2));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Library.load(file));
+        assertTrue(e.getMessage().contains("fatbin"), e.getMessage());
+        Path garbage = write(dir, "garbage.bin", new byte[] {1, 2, 3, 4, 5, 6, 7, 8});
+        assertThrows(IllegalArgumentException.class, () -> Library.load(garbage, LoadOptions.defaults()));
+    }
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Checks report.py on synthetic harness output (no GPU needed): python3 tests/bench/test_report.py"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import report  # noqa: E402
+
+
+def synthetic(folder):
+    """Harness outputs of a made-up run in which cuhandle is 10% slower than cuBLAS for saxpy at n = 2^12."""
+    cublas, ours, extra = [], [], []
+    cublas.append("# cublas_l1 on FakeGPU, 132 SMs, CUDA runtime 13000, cuBLAS 130100")
+    for r in report.ROUTINES:
+        for log2 in range(10, 13):
+            n = 1 << log2
+            cublas.append(f"cublas,blas,{r},{n},{2.0 * log2:.4f},us")
+            slow = 1.1 if (r == "saxpy" and log2 == 12) else 1.0
+            ours.append(f"cuhandle,blas,{r},{n},{2.0 * log2 * slow:.4f},us")
+    cublas.append("cublas,blas,d2d_copy,4096,1.0000,us")
+    for r in report.HOST_REDUCTIONS:
+        cublas.append(f"cublas,blas_host,{r},1000,20.0,us")
+        ours.append(f"cuhandle,blas_host,{r},1000,{9.0 if r != 'ddot' else 12.0},us")
+    for k in report.ARG_COUNTS:
+        ours.append(f"cuhandle,launch,args{k},1,{3.0 + k * 0.1:.4f},us")
+        ours.append(f"cuhandle_ctx_current,launch,args{k},1,{2.9 + k * 0.1:.4f},us")
+        ours.append(f"jcuda,launch,args{k},1,{3.2:.4f},us")
+    for t in report.THREADS:
+        ours.append(f"cuhandle,launch_threads,threads{t},{t},{300000 * t},launches/s")
+        ours.append(f"jcuda,launch_threads,threads{t},{t},{250000 * t},launches/s")
+    for run, v in enumerate([50, 60, 55, 70, 52], 1):
+        extra.append(f"cuhandle,handle,activation_overhead,{run},{v},ns")
+        extra.append(f"cuhandle,handle,bare_jni_call,{run},10,ns")
+    for run in (1, 2, 3):
+        extra.append(f"c,cold,cuinit,{run},100,ms")
+        extra.append(f"c,cold,retain,{run},{100 + run},ms")
+        extra.append(f"c,cold,cuinit_plus_retain,{run},{200 + run},ms")
+        extra.append(f"cuhandle,cold,first_handle_create,{run},{240 + run},ms")
+        extra.append(f"cuhandle,cold,extract,{run},5,ms")
+    anchors = ["driver_launch_us 4.0", "driver_launch_us 3.0", "driver_launch_us 5.0",
+               "mt_launch_threads_4_Mlaunch_per_s 0.610"]
+    paths = []
+    for name, lines in (("cublas.csv", cublas), ("cuhandle.csv", ours), ("extra.csv", extra), ("anchors.txt", anchors)):
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            f.write("\n".join(lines + ["some unrelated line", "cuhandle,blas,broken,x,1,us"]) + "\n")
+        paths.append(path)
+    return paths
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.paths = synthetic(self.dir)
+        self.out = os.path.join(self.dir, "out")
+        subprocess.run([sys.executable, os.path.join(HERE, "report.py"), self.out] + self.paths,
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(self.out, "perf.md")) as f:
+            self.md = f.read()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def line(self, start):
+        found = [l for l in self.md.splitlines() if l.startswith(start)]
+        self.assertEqual(len(found), 1, f"one line starting with {start!r} in:\n{self.md}")
+        return found[0]
+
+    def test_blas_ratio_per_size_and_worst(self):
+        self.assertIn("| saxpy | 0.91 (2^12) | 1 of 3 (2^12) | 0.91 |", self.md)
+        self.assertIn("| sscal | 1.00 (2^10) | 0 of 3 | 1.00 |", self.md)
+        self.assertEqual(self.line("| saxpy | 1.00 | 1.00 | 0.91 |"), "| saxpy | 1.00 | 1.00 | 0.91 |")
+        # GB/s at the largest n: saxpy moves 3 floats per element: 3 * 4096 * 4 B / 26.4 us
+        self.assertIn(f"| {3 * 4096 * 4 / (24 * 1.1 * 1e3):.0f} / {3 * 4096 * 4 / (24 * 1e3):.0f} |",
+                      self.line("| saxpy | 0.91"))
+
+    def test_heading_names_the_measured_sizes(self):
+        self.assertIn("every power of two from 2^10 to 2^12", self.md)
+
+    def test_host_latency_goal(self):
+        self.assertEqual(self.line("| sdot | 9"), "| sdot | 9.00 | 20.00 | 0.45 | met |")
+        self.assertEqual(self.line("| ddot | 12"), "| ddot | 12.00 | 20.00 | 0.60 | **missed** |")
+
+    def test_launch_ratios_and_anchor_rows(self):
+        # C driver args0 = median of anchors.cu's three driver_launch_us lines
+        self.assertEqual(self.line("| 0 |"), "| 0 | 3.000 | 2.900 | 3.200 | 4.000 | 0.94 | met |")
+        self.assertEqual(self.line("| 6 |"), "| 6 | 3.600 | 3.500 | 3.200 | - | 1.12 | **missed** |")
+        self.assertEqual(self.line("| 4 | 1.200 M"), "| 4 | 1.200 M | 1.000 M | 0.610 M | 1.20 | met |")
+
+    def test_spread_over_runs(self):
+        self.assertEqual(self.line("| activation overhead"), "| activation overhead (ns) | 55.0 | 50.0 | 70.0 | 5 |")
+        self.assertIn("First `Handle.create(0)` minus C's cuInit + retain (medians): 40.0 ms; goal met.", self.md)
+
+    def test_csv_round_trip_and_readme_markers(self):
+        readme = os.path.join(self.dir, "README.md")
+        with open(readme, "w") as f:
+            f.write(f"intro\n{report.BEGIN}\nold text\n{report.END}\noutro\n")
+        subprocess.run([sys.executable, os.path.join(HERE, "report.py"), "--readme", readme,
+                        os.path.join(self.out, "perf.csv"), "docs/perf"], check=True)
+        with open(readme) as f:
+            text = f.read()
+        self.assertTrue(text.startswith(f"intro\n{report.BEGIN}\n"))
+        self.assertTrue(text.endswith(f"{report.END}\noutro\n"))
+        self.assertNotIn("old text", text)
+        self.assertIn(self.md, text, "the README section is the same text as the run's perf.md")
+        self.assertIn("![launch overhead and throughput](docs/perf/launch.png)", text)
+
+    def test_readme_without_markers_is_refused(self):
+        readme = os.path.join(self.dir, "README.md")
+        with open(readme, "w") as f:
+            f.write("no markers\n")
+        result = subprocess.run([sys.executable, os.path.join(HERE, "report.py"), "--readme", readme,
+                                 os.path.join(self.out, "perf.csv")], capture_output=True, text=True)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("perf:begin", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
