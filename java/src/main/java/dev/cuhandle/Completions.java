@@ -73,30 +73,42 @@ final class Completions {
          * completes the future (inline on this thread, or through the dispatch executor).
          * Returns {@link #RUNNING}, {@link #DONE} (also when settled before) or {@link #FAILED}.
          */
-        synchronized int settle(boolean inline) {
-            if (marker == 0) {
-                return DONE;
-            }
-            Throwable failure = null;
-            try {
-                if (!NativeApi.markerQuery(marker)) {
-                    return RUNNING;
+        int settle(boolean inline) {
+            long settled;
+            Runnable complete;
+            boolean failed;
+            synchronized (this) { // one claimant releases; user code never runs under this monitor
+                if (marker == 0) {
+                    return DONE;
                 }
-            } catch (RuntimeException e) {
-                failure = e;
+                Throwable failure = null;
+                try {
+                    if (!NativeApi.markerQuery(marker)) {
+                        return RUNNING;
+                    }
+                } catch (RuntimeException e) {
+                    failure = e;
+                }
+                settled = marker;
+                marker = 0;
+                failed = failure != null;
+                complete = finish(failure);
             }
-            finish(failure, inline);
-            return failure == null ? DONE : FAILED;
+            if (inline) {
+                complete.run();
+            } else {
+                DISPATCH.execute(complete); // first: destroying the event is not on the latency path
+            }
+            try {
+                NativeApi.markerRelease(settled);
+            } catch (RuntimeException e) {
+                NativeLog.LOGGER.log(System.Logger.Level.WARNING, "releasing a completion marker failed", e);
+            }
+            return failed ? FAILED : DONE;
         }
 
-        /** Releases the marker and what the work held, then completes the future. Holds the monitor. */
-        private void finish(Throwable failure, boolean inline) {
-            try {
-                NativeApi.markerRelease(marker);
-            } catch (RuntimeException e) {
-                failure = failure == null ? e : failure;
-            }
-            marker = 0;
+        /** Releases what the work held and returns the completion of the future. */
+        private Runnable finish(Throwable failure) {
             try {
                 release.run();
             } catch (RuntimeException e) {
@@ -104,7 +116,7 @@ final class Completions {
             }
             Throwable outcome = failure;
             // Unregistered only once the future holds its result, so that settleAll can wait for it.
-            Runnable complete = () -> {
+            return () -> {
                 if (outcome == null) {
                     future.complete(null);
                 } else {
@@ -112,11 +124,6 @@ final class Completions {
                 }
                 PENDING.remove(id, this);
             };
-            if (inline) {
-                complete.run();
-            } else {
-                DISPATCH.execute(complete);
-            }
         }
     }
 

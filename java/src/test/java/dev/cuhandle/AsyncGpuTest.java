@@ -222,6 +222,30 @@ class AsyncGpuTest extends KernelGpuTestBase {
     }
 
     @Test
+    void a1_continuationsMayCloseTheBuffersOfTheirCopyAndTheHandle() throws Exception {
+        Handle h = Handle.create(0);
+        HostBuffer host = h.allocateHost(4096);
+        DeviceBuffer d = h.allocate(4096);
+        occupy(h, 50);
+        CompletableFuture<Void> closed = h.downloadAsync(d, host).thenRun(() -> {
+            host.close(); // released before the future completed: no wait for itself
+            d.close();
+            h.close();
+        });
+        closed.get(30, TimeUnit.SECONDS);
+        assertTrue(host.isClosed() && d.isClosed() && h.isClosed());
+
+        // A continuation run by close() itself (settled on the closing thread) may close again.
+        Handle h2 = Handle.create(0);
+        occupy(h2, 50);
+        CompletableFuture<Void> inner = h2.whenDone().thenRun(h2::close);
+        h2.close();
+        inner.get(30, TimeUnit.SECONDS);
+        assertTrue(h2.isClosed());
+        awaitNoOutstanding();
+    }
+
+    @Test
     void a1_waitForOrdersOneHandlesWorkAfterAnothersWithoutAHostWait() throws Exception {
         Random random = freshRandom("a1 waitFor");
         int n = 1 << 16;
