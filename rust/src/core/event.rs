@@ -6,6 +6,21 @@ use crate::core::handle::Handle;
 use cudarc::driver::sys::CUevent;
 use std::sync::Arc;
 
+/// `CUDA_ERROR_NOT_READY`: the event's work is still queued or running.
+const CUDA_ERROR_NOT_READY: i32 = 600;
+
+/// `cuEventQuery` of an event of `ctx` that the caller keeps alive: `Ok(true)` done,
+/// `Ok(false)` still running, an error when its work failed or the context is gone.
+pub(crate) fn query_raw(ctx: &Context, raw: CUevent) -> Result<bool> {
+    let _scope = ctx.activate()?;
+    // SAFETY: the event belongs to the context, which is active; the caller keeps it alive.
+    let rc = unsafe { (ctx.driver().api.cuEventQuery)(raw) };
+    if rc == CUDA_ERROR_NOT_READY {
+        return Ok(false);
+    }
+    ctx.check(rc, "cuEventQuery").map(|()| true)
+}
+
 pub struct Event {
     raw: CUevent,
     ctx: Arc<Context>,
@@ -40,6 +55,23 @@ impl Event {
         let _scope = self.ctx.activate()?;
         // SAFETY: the event belongs to the active context.
         self.ctx.check(unsafe { (self.ctx.driver().api.cuEventSynchronize)(self.raw) }, "cuEventSynchronize")
+    }
+
+    /// Whether the recorded work is done (`cuEventQuery`): `Ok(false)` while it runs, an error
+    /// when it failed. An event never recorded counts as done.
+    pub fn query(&self) -> Result<bool> {
+        query_raw(&self.ctx, self.raw)
+    }
+
+    /// Makes work queued on `handle`'s stream from now on wait until this event's work is done
+    /// (`cuStreamWaitEvent`), without blocking the host. The driver allows an event of another
+    /// context, so handles of different devices can be ordered too.
+    pub fn order_before(&self, handle: &Handle) -> Result<()> {
+        self.ctx.validate()?;
+        let _scope = handle.activate()?;
+        let api = &handle.context().driver().api;
+        // SAFETY: the stream belongs to the active context; the event is live (owned by self).
+        handle.context().check(unsafe { (api.cuStreamWaitEvent)(handle.stream()?, self.raw, 0) }, "cuStreamWaitEvent")
     }
 
     /// Milliseconds from `start` to `self` (both recorded and complete).

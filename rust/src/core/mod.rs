@@ -17,6 +17,8 @@ pub mod memory;
 pub mod nvrtc;
 pub mod raw_value;
 pub mod blas;
+pub mod completion;
+pub mod pinned_memory;
 pub mod sticky;
 pub mod stream_pool;
 pub mod variables;

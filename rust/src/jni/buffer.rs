@@ -25,7 +25,7 @@ unsafe fn pair<'a>(h: jlong, b: jlong) -> JniResult<(&'a Handle, &'a DeviceMemor
     Ok((handle, buffer))
 }
 
-fn size(value: jlong, what: &str) -> JniResult<usize> {
+pub(crate) fn size(value: jlong, what: &str) -> JniResult<usize> {
     usize::try_from(value).map_err(|_| Error::invalid_argument(format!("{what} is {value}; expected a value >= 0")).into())
 }
 

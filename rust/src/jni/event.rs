@@ -54,3 +54,20 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_eventDestroy<'l>(mut env: Env
         Ok(())
     })
 }
+
+/// True when the recorded work is done, false while it runs; throws CudaException if it failed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_eventQuery<'l>(mut env: EnvUnowned<'l>, _c: jclass, ev: jlong) -> jni::sys::jboolean {
+    // SAFETY: live event pointer held by a Java Event.
+    entry!(env, |_e| Ok(unsafe { raw::borrow::<Event>(ev, "event")? }.query()?))
+}
+
+/// `cuStreamWaitEvent`: the handle's later work waits for the event, the host does not.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_handleWaitEvent<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, ev: jlong) {
+    entry!(env, |_e| {
+        // SAFETY: live pointers held by a Java Handle and Event.
+        let (handle, event) = unsafe { (raw::borrow::<Handle>(h, "handle")?, raw::borrow::<Event>(ev, "event")?) };
+        Ok(event.order_before(handle)?)
+    })
+}

@@ -3,6 +3,7 @@
 
 mod blas;
 mod buffer;
+mod completion;
 mod cuda;
 mod event;
 mod graph;
@@ -11,6 +12,7 @@ mod java_arrays;
 mod library;
 pub(crate) mod logging;
 mod nvrtc;
+mod pinned;
 mod raw;
 #[cfg(feature = "test-api")]
 mod testing;

@@ -13,6 +13,9 @@ use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 /// A raw `CUresult`.
 pub type CuResult = c_int;
 
+/// `CUhostFn`: a host function queued with `cuLaunchHostFunc`, run on a driver thread.
+pub type HostFn = unsafe extern "C" fn(*mut c_void);
+
 macro_rules! driver_api {
     (
         required { $( $name:ident = $sym:literal ( $( $arg:ty ),* ); )* }
@@ -113,6 +116,8 @@ driver_api! {
         cuEventDestroy = "cuEventDestroy_v2"(CUevent);
         cuEventRecord = "cuEventRecord"(CUevent, CUstream);
         cuEventSynchronize = "cuEventSynchronize"(CUevent);
+        cuEventQuery = "cuEventQuery"(CUevent);
+        cuLaunchHostFunc = "cuLaunchHostFunc"(CUstream, HostFn, *mut c_void);
         cuEventElapsedTime = "cuEventElapsedTime"(*mut f32, CUevent, CUevent);
         cuMemAlloc = "cuMemAlloc_v2"(*mut CUdeviceptr, usize);
         cuMemFree = "cuMemFree_v2"(CUdeviceptr);

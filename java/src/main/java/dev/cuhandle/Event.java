@@ -86,12 +86,30 @@ public final class Event implements AutoCloseable {
         }
     }
 
-    private long enter() {
+    /**
+     * Whether the work recorded before the event is done ({@code cuEventQuery}); never waits. An event never
+     * recorded counts as done.
+     *
+     * @return {@code true} when done, {@code false} while the work is queued or running
+     * @throws IllegalStateException if the event is closed
+     * @throws CudaException if the recorded work failed (a sticky error of the context), the context was
+     *     destroyed or reset, or the driver fails
+     */
+    public boolean query() {
+        long e = enter();
+        try {
+            return NativeApi.eventQuery(e);
+        } finally {
+            exit();
+        }
+    }
+
+    long enter() {
         return state.enter();
     }
 
     /** Leaves a call; keeps this event reachable until here, so the cleaner never runs during a call (L2). */
-    private void exit() {
+    void exit() {
         state.exit();
         Reference.reachabilityFence(this);
     }

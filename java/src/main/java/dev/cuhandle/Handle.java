@@ -4,6 +4,7 @@ import java.lang.ref.Reference;
 
 import java.nio.ByteBuffer;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A cuBLAS-style handle: bound to one driver context, with a default stream, usable from any thread
@@ -908,14 +909,217 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
+     * Allocates {@code bytes} of page-locked host memory ({@code cuMemHostAlloc}, portable to every
+     * context), the source and destination of {@link #uploadAsync(HostBuffer, DeviceBuffer)} and
+     * {@link #downloadAsync(DeviceBuffer, HostBuffer)}. Page-locking is slow (milliseconds per GiB) and takes
+     * memory from the operating system: allocate once, reuse.
+     *
+     * @param bytes size in bytes, at least 1
+     * @return a new host buffer, owned by the caller (close it)
+     * @throws IllegalArgumentException if {@code bytes} is less than 1
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the memory cannot be page-locked ({@link CudaError#OUT_OF_MEMORY}), the context was
+     *     destroyed or reset, or the driver fails
+     */
+    public HostBuffer allocateHost(long bytes) {
+        if (bytes < 1) {
+            throw new IllegalArgumentException("host buffer size " + bytes + " is invalid; expected at least 1 byte");
+        }
+        long h = enter();
+        try {
+            return new HostBuffer(NativeApi.pinnedAllocate(h, bytes), bytes);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * A future that completes when the GPU has finished the work queued on this handle's stream before this
+     * call; returns at once. It completes exceptionally with a {@link CudaException} if that work faults
+     * (a sticky error of the context) or the context is destroyed. Closing the handle completes it.
+     *
+     * <p>The future is completed by a cuhandle thread that hands the completion to a dispatch executor: the
+     * continuations you attach without {@code Async} run there (never on a CUDA driver thread), so they may
+     * call cuhandle, but a slow one delays nothing else only because the executor adds threads; use the
+     * {@code *Async} variants with your own executor for long work.
+     *
+     * <p>A handle's default stream is shared with other handles of its context (a pool of 32 streams per
+     * context): the future may then also wait for their work queued on the same stream earlier. Give the
+     * handle its own stream ({@link #setStream(long)}) where that matters.
+     *
+     * @return a future of the work queued so far
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public CompletableFuture<Void> whenDone() {
+        long h = enter();
+        try {
+            return Completions.track(this, h, () -> { });
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Copies all of {@code src} to the start of {@code dst} on this handle's stream and returns at once
+     * ({@code cuMemcpyHtoDAsync}). Same as {@link #uploadAsync(HostBuffer, long, DeviceBuffer, long)
+     * uploadAsync(src, 0, dst, src.byteLength())}.
+     *
+     * @param src the pinned source
+     * @param dst the destination buffer, of this handle's context
+     * @return a future completed when the copy is done (see {@link #whenDone()})
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if {@code dst} is smaller than {@code src} or belongs to another context
+     * @throws IllegalStateException if the handle or a buffer is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public CompletableFuture<Void> uploadAsync(HostBuffer src, DeviceBuffer dst) {
+        return copyAsync(Objects.requireNonNull(src, "src"), 0, dst, src.byteLength(), true);
+    }
+
+    /**
+     * Copies {@code bytes} bytes from {@code src} at byte {@code srcOffset} to the start of {@code dst} on this
+     * handle's stream and returns at once ({@code cuMemcpyHtoDAsync}). Until the returned future completes, both
+     * buffers stay in use: their {@code close()} waits for the copy. Do not change the source bytes meanwhile.
+     *
+     * @param src the pinned source
+     * @param srcOffset first byte of {@code src} to copy
+     * @param dst the destination buffer (or view), of this handle's context
+     * @param bytes number of bytes
+     * @return a future completed when the copy is done, exceptionally with a {@link CudaException} if the
+     *     stream faults (see {@link #whenDone()})
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if a range is outside its buffer or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or a buffer is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public CompletableFuture<Void> uploadAsync(HostBuffer src, long srcOffset, DeviceBuffer dst, long bytes) {
+        return copyAsync(src, srcOffset, dst, bytes, true);
+    }
+
+    /**
+     * Copies all of {@code dst}'s length from the start of {@code src} into {@code dst} on this handle's stream
+     * and returns at once ({@code cuMemcpyDtoHAsync}). Same as
+     * {@link #downloadAsync(DeviceBuffer, HostBuffer, long, long) downloadAsync(src, dst, 0, dst.byteLength())}.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the pinned destination
+     * @return a future completed when the data has arrived (see {@link #whenDone()})
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if {@code src} is smaller than {@code dst} or belongs to another context
+     * @throws IllegalStateException if the handle or a buffer is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, HostBuffer dst) {
+        return copyAsync(Objects.requireNonNull(dst, "dst"), 0, src, dst.byteLength(), false);
+    }
+
+    /**
+     * Copies {@code bytes} bytes from the start of {@code src} into {@code dst} at byte {@code dstOffset} on this
+     * handle's stream and returns at once ({@code cuMemcpyDtoHAsync}). Until the returned future completes, both
+     * buffers stay in use (their {@code close()} waits) and the destination bytes are not yet valid.
+     *
+     * @param src the source buffer (or view), of this handle's context
+     * @param dst the pinned destination
+     * @param dstOffset first byte of {@code dst} to write
+     * @param bytes number of bytes
+     * @return a future completed when the data has arrived, exceptionally with a {@link CudaException} if the
+     *     stream faults (see {@link #whenDone()})
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if a range is outside its buffer or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or a buffer is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, HostBuffer dst, long dstOffset, long bytes) {
+        return copyAsync(dst, dstOffset, src, bytes, false);
+    }
+
+    /**
+     * Queues a copy between pinned and device memory and tracks it: the buffers stay entered (close waits)
+     * until the copy's future settles, so the GPU never touches freed memory (rule A1). Nothing is pinned
+     * across a wait (rule L4): the call returns as soon as the copy is queued.
+     */
+    private CompletableFuture<Void> copyAsync(HostBuffer host, long hostOffset, DeviceBuffer device, long bytes, boolean upload) {
+        Objects.requireNonNull(host, upload ? "src" : "dst");
+        Objects.requireNonNull(device, upload ? "dst" : "src");
+        host.checkRange(hostOffset, bytes, 1);
+        device.checkBytes(bytes, upload ? "destination" : "source");
+        long h = enter();
+        try {
+            long p = host.enter();
+            long b;
+            try {
+                b = device.enterFor(this);
+            } catch (RuntimeException | Error e) {
+                host.exit();
+                throw e;
+            }
+            Runnable release = () -> {
+                device.exit();
+                host.exit();
+            };
+            try {
+                NativeApi.pinnedCopyAsync(h, p, hostOffset, b, device.byteOffset(), bytes, upload);
+            } catch (RuntimeException | Error e) {
+                release.run();
+                throw e;
+            }
+            try {
+                return Completions.track(this, h, release);
+            } catch (RuntimeException | Error e) {
+                // The copy is queued but cannot be tracked: wait for it here, so that releasing the
+                // buffers cannot free memory the GPU still uses.
+                try {
+                    NativeApi.handleSynchronize(h);
+                } catch (RuntimeException s) {
+                    e.addSuppressed(s);
+                }
+                release.run();
+                throw e;
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Makes the work queued on this handle from now on wait until {@code event}'s recorded work is done
+     * ({@code cuStreamWaitEvent}), without blocking the calling thread: orders one handle's work after
+     * another's (the event may belong to another context, even another device). An event never recorded
+     * imposes no wait.
+     *
+     * @param event the event to wait for
+     * @throws NullPointerException if {@code event} is {@code null}
+     * @throws IllegalStateException if the handle or the event is closed
+     * @throws CudaException if a context was destroyed or reset, or the driver fails
+     */
+    public void waitFor(Event event) {
+        Objects.requireNonNull(event, "event");
+        long h = enter();
+        try {
+            long e = event.enter();
+            try {
+                NativeApi.handleWaitEvent(h, e);
+            } finally {
+                event.exit();
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    /**
      * Closes the handle (H6): waits for calls in flight on other threads, synchronises the stream,
      * frees what it owns and releases the primary-context retain once. Idempotent; later calls
-     * throw {@link IllegalStateException}.
+     * throw {@link IllegalStateException}. Futures of {@link #whenDone()} and of the asynchronous copies
+     * whose work was on the handle's stream are completed (exceptionally if the work failed) before it
+     * returns.
      */
     @Override
     public void close() {
         Capture.refuseOnThisThread("Handle.close");
         state.close();
+        Completions.settleAll(this); // its stream was synchronised: complete its futures now
         Reference.reachabilityFence(this);
     }
 

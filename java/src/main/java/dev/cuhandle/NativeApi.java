@@ -158,4 +158,28 @@ final class NativeApi {
 
     static native double blasReduce(long handle, int elementBytes, int op, long n, long x, long xOffset, long xLength, long incx,
             long y, long yOffset, long yLength, long incy, long result, long resultOffset, long resultLength);
+
+    static native boolean eventQuery(long event);
+
+    static native void handleWaitEvent(long handle, long event);
+
+    static native long markerRecord(long handle, long id);
+
+    static native boolean markerQuery(long marker);
+
+    static native void markerRelease(long marker);
+
+    static native long[] markerAwait(long timeoutNanos);
+
+    static native void markerWake();
+
+    static native long pinnedAllocate(long handle, long bytes);
+
+    static native long pinnedAddress(long pinned);
+
+    static native void pinnedFree(long pinned);
+
+    static native ByteBuffer pinnedByteBuffer(long pinned, long offset, long length);
+
+    static native void pinnedCopyAsync(long handle, long pinned, long hostOffset, long buffer, long bufferOffset, long bytes, boolean upload);
 }

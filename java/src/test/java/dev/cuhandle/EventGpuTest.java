@@ -17,7 +17,7 @@ class EventGpuTest extends KernelGpuTestBase {
      * least ({@link #SPIN_CYCLES_10MS} per 10 ms) in simulated time: the stand-in's work time is set
      * for this one launch and restored.
      */
-    private static void spinCycles(Handle h, long cycles) {
+    static void spinCycles(Handle h, long cycles) {
         if (!StandIn.active()) {
             h.launch(spin(), Dim3.of(1), Dim3.of(1), 0, cycles);
             return;

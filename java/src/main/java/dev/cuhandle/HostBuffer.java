@@ -1,0 +1,378 @@
+package dev.cuhandle;
+
+import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Objects;
+
+/**
+ * Page-locked ("pinned") host memory ({@code cuMemHostAlloc}, portable to every context), the
+ * source and destination of {@link Handle#uploadAsync asynchronous copies} (rule A1). Created by
+ * {@link Handle#allocateHost(long)}; close it, or a cleaner frees it with a warning, like a
+ * {@link DeviceBuffer}.
+ *
+ * <p><b>Lifetime.</b> An asynchronous copy keeps the buffer in use until its future completes:
+ * {@link #close()} (and the cleaner) wait until then, so the GPU never reads or writes freed
+ * memory. The typed accessors ({@link #getFloat}, {@link #put(long, float[], int, int)} ...) check
+ * that the buffer is open and throw {@link IllegalStateException} after close. The views of
+ * {@link #asByteBuffer()} cannot be checked: a {@code ByteBuffer} has no way to learn that its
+ * memory went away, and touching one after {@link #close()} reads or writes freed memory (it may
+ * crash the JVM). Drop every view before closing, exactly as with memory you free yourself.
+ *
+ * <p>The bytes are shared with the GPU: reading a destination before the download's future
+ * completes, or writing a source before the upload's future completes, sees or changes data the
+ * copy is using. All accessors use the platform's native byte order, like the device.
+ */
+public final class HostBuffer implements AutoCloseable {
+    /** Bytes per internal view: the typed accessors reach buffers larger than one ByteBuffer's 2 GiB limit through several. */
+    private static final long SEGMENT_BYTES = 1L << 30;
+    /** Each internal view reaches this far past its segment, so an element at the end of a segment lies inside one view. */
+    private static final long SEGMENT_OVERLAP = 8;
+
+    private final NativeObject state;
+    private final long address;
+    private final long byteLength;
+    /** Views used only while entered; never handed out. */
+    private final ByteBuffer[] segments;
+
+    HostBuffer(long pointer, long bytes) {
+        this.byteLength = bytes;
+        long a;
+        ByteBuffer[] views;
+        try {
+            a = NativeApi.pinnedAddress(pointer);
+            int count = (int) ((bytes + SEGMENT_BYTES - 1) / SEGMENT_BYTES);
+            views = new ByteBuffer[count];
+            for (int i = 0; i < count; i++) {
+                long start = i * SEGMENT_BYTES;
+                long length = Math.min(bytes - start, SEGMENT_BYTES + SEGMENT_OVERLAP);
+                views[i] = NativeApi.pinnedByteBuffer(pointer, start, length).order(ByteOrder.nativeOrder());
+            }
+        } catch (RuntimeException | Error e) {
+            NativeObject.freeNow(pointer, NativeApi::pinnedFree, e);
+            throw e;
+        }
+        this.address = a;
+        this.segments = views;
+        this.state = NativeObject.register(this, pointer, "HostBuffer", NativeApi::pinnedFree);
+    }
+
+    /**
+     * Size of the buffer.
+     *
+     * @return the length in bytes
+     */
+    public long byteLength() {
+        return byteLength;
+    }
+
+    /**
+     * The host address of the first byte (for interop). It stays valid only while the buffer is open.
+     *
+     * @return the address
+     */
+    public long address() {
+        return address;
+    }
+
+    /**
+     * Whether the buffer was closed (or cleaned).
+     *
+     * @return {@code true} once closed
+     */
+    public boolean isClosed() {
+        return state.isClosed();
+    }
+
+    /**
+     * A direct ByteBuffer over the whole buffer, in native byte order. <b>Unchecked:</b> it must not be used
+     * after {@link #close()} (see the class description); prefer the typed accessors where that cannot be
+     * ruled out.
+     *
+     * @return a new view of the whole buffer
+     * @throws IllegalArgumentException if the buffer holds more than {@link Integer#MAX_VALUE} bytes (use
+     *     {@link #asByteBuffer(long, int)})
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public ByteBuffer asByteBuffer() {
+        if (byteLength > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("the host buffer holds " + byteLength + " bytes, more than one ByteBuffer can address; use asByteBuffer(offset, length)");
+        }
+        return asByteBuffer(0, (int) byteLength);
+    }
+
+    /**
+     * A direct ByteBuffer over {@code length} bytes from {@code offset}, in native byte order. <b>Unchecked:</b>
+     * it must not be used after {@link #close()} (see the class description).
+     *
+     * @param offset first byte of the view
+     * @param length bytes in the view
+     * @return a new view
+     * @throws IllegalArgumentException if the range is not inside the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public ByteBuffer asByteBuffer(long offset, int length) {
+        checkRange(offset, length, 1);
+        long p = state.enter();
+        try {
+            return NativeApi.pinnedByteBuffer(p, offset, length).order(ByteOrder.nativeOrder());
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Reads the float at byte {@code offset}.
+     *
+     * @param offset byte offset of the element
+     * @return the value
+     * @throws IllegalArgumentException if the 4 bytes are not inside the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public float getFloat(long offset) {
+        checkRange(offset, 1, 4);
+        state.enter();
+        try {
+            return segment(offset).getFloat(local(offset));
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Writes the float at byte {@code offset}.
+     *
+     * @param offset byte offset of the element
+     * @param value the value
+     * @throws IllegalArgumentException if the 4 bytes are not inside the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public void putFloat(long offset, float value) {
+        checkRange(offset, 1, 4);
+        state.enter();
+        try {
+            segment(offset).putFloat(local(offset), value);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Reads the double at byte {@code offset}.
+     *
+     * @param offset byte offset of the element
+     * @return the value
+     * @throws IllegalArgumentException if the 8 bytes are not inside the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public double getDouble(long offset) {
+        checkRange(offset, 1, 8);
+        state.enter();
+        try {
+            return segment(offset).getDouble(local(offset));
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Writes the double at byte {@code offset}.
+     *
+     * @param offset byte offset of the element
+     * @param value the value
+     * @throws IllegalArgumentException if the 8 bytes are not inside the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public void putDouble(long offset, double value) {
+        checkRange(offset, 1, 8);
+        state.enter();
+        try {
+            segment(offset).putDouble(local(offset), value);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Reads the int at byte {@code offset}.
+     *
+     * @param offset byte offset of the element
+     * @return the value
+     * @throws IllegalArgumentException if the 4 bytes are not inside the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public int getInt(long offset) {
+        checkRange(offset, 1, 4);
+        state.enter();
+        try {
+            return segment(offset).getInt(local(offset));
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Writes the int at byte {@code offset}.
+     *
+     * @param offset byte offset of the element
+     * @param value the value
+     * @throws IllegalArgumentException if the 4 bytes are not inside the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public void putInt(long offset, int value) {
+        checkRange(offset, 1, 4);
+        state.enter();
+        try {
+            segment(offset).putInt(local(offset), value);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Copies {@code length} floats from {@code src[srcOffset]} into this buffer from byte {@code offset}.
+     *
+     * @param offset first byte to write
+     * @param src the source array
+     * @param srcOffset first element of {@code src} to copy
+     * @param length number of elements
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if a range is outside the array or the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public void put(long offset, float[] src, int srcOffset, int length) {
+        Objects.checkFromIndexSize(srcOffset, length, Objects.requireNonNull(src, "src").length);
+        checkRange(offset, length, 4);
+        state.enter();
+        try {
+            forEachChunk(offset, length, 4, (view, done, n) -> view.asFloatBuffer().put(src, srcOffset + done, n));
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Copies {@code length} floats from this buffer, from byte {@code offset}, into {@code dst[dstOffset]}.
+     *
+     * @param offset first byte to read
+     * @param dst the destination array
+     * @param dstOffset first element of {@code dst} to write
+     * @param length number of elements
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if a range is outside the array or the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public void get(long offset, float[] dst, int dstOffset, int length) {
+        Objects.checkFromIndexSize(dstOffset, length, Objects.requireNonNull(dst, "dst").length);
+        checkRange(offset, length, 4);
+        state.enter();
+        try {
+            forEachChunk(offset, length, 4, (view, done, n) -> view.asFloatBuffer().get(dst, dstOffset + done, n));
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Copies {@code length} bytes from {@code src[srcOffset]} into this buffer from byte {@code offset}.
+     *
+     * @param offset first byte to write
+     * @param src the source array
+     * @param srcOffset first element of {@code src} to copy
+     * @param length number of bytes
+     * @throws NullPointerException if {@code src} is {@code null}
+     * @throws IllegalArgumentException if a range is outside the array or the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public void put(long offset, byte[] src, int srcOffset, int length) {
+        Objects.checkFromIndexSize(srcOffset, length, Objects.requireNonNull(src, "src").length);
+        checkRange(offset, length, 1);
+        state.enter();
+        try {
+            forEachChunk(offset, length, 1, (view, done, n) -> view.put(src, srcOffset + done, n));
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Copies {@code length} bytes from this buffer, from byte {@code offset}, into {@code dst[dstOffset]}.
+     *
+     * @param offset first byte to read
+     * @param dst the destination array
+     * @param dstOffset first element of {@code dst} to write
+     * @param length number of bytes
+     * @throws NullPointerException if {@code dst} is {@code null}
+     * @throws IllegalArgumentException if a range is outside the array or the buffer
+     * @throws IllegalStateException if the buffer is closed
+     */
+    public void get(long offset, byte[] dst, int dstOffset, int length) {
+        Objects.checkFromIndexSize(dstOffset, length, Objects.requireNonNull(dst, "dst").length);
+        checkRange(offset, length, 1);
+        state.enter();
+        try {
+            forEachChunk(offset, length, 1, (view, done, n) -> view.get(dst, dstOffset + done, n));
+        } finally {
+            exit();
+        }
+    }
+
+    /** A bulk step: moves {@code n} elements, starting at element {@code done}, through {@code view} (positioned). */
+    private interface Chunk {
+        void move(ByteBuffer view, int done, int n);
+    }
+
+    /** Splits {@code length} elements of {@code size} bytes from byte {@code offset} at segment ends. Call entered. */
+    private void forEachChunk(long offset, int length, int size, Chunk chunk) {
+        for (int done = 0; done < length; ) {
+            long at = offset + (long) size * done;
+            int n = (int) Math.min(length - done, (SEGMENT_BYTES - at % SEGMENT_BYTES + size - 1) / size);
+            ByteBuffer view = segment(at).duplicate().order(ByteOrder.nativeOrder());
+            view.position(local(at));
+            chunk.move(view, done, n);
+            done += n;
+        }
+    }
+
+    private ByteBuffer segment(long offset) {
+        return segments[(int) (offset / SEGMENT_BYTES)];
+    }
+
+    private static int local(long offset) {
+        return (int) (offset % SEGMENT_BYTES);
+    }
+
+    /** Fails unless {@code count} elements of {@code size} bytes from byte {@code offset} lie inside the buffer. */
+    void checkRange(long offset, long count, int size) {
+        if (offset < 0 || count < 0 || offset > byteLength - count * size) {
+            throw new IllegalArgumentException("byte range [" + offset + ", " + offset + "+" + count * size + ") is outside the host buffer of "
+                    + byteLength + " bytes; expected 0 <= offset and offset + length <= " + byteLength);
+        }
+    }
+
+    /** Enters a use (a call or an asynchronous copy); pair with {@link #exit()}. */
+    long enter() {
+        return state.enter();
+    }
+
+    /** Leaves a use; keeps this buffer reachable until here, so the cleaner never runs during one (L2). */
+    void exit() {
+        state.exit();
+        Reference.reachabilityFence(this);
+    }
+
+    /**
+     * Frees the memory once no call or asynchronous copy uses it: waits for the futures of copies in flight.
+     * Idempotent; later accessor calls throw {@link IllegalStateException}.
+     */
+    @Override
+    public void close() {
+        state.close();
+        Reference.reachabilityFence(this);
+    }
+
+    @Override
+    public String toString() {
+        return "HostBuffer[" + byteLength + " bytes" + (isClosed() ? ", closed]" : "]");
+    }
+}

@@ -1,0 +1,344 @@
+package dev.cuhandle;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rule A1: pinned {@link HostBuffer}s, asynchronous copies, {@link Handle#whenDone()} futures,
+ * {@link Event#query()} and {@link Handle#waitFor(Event)}. Results are checked against the data
+ * that went in (CPU reference: the identity, or {@code +1} after the add-one kernel).
+ */
+@GpuTest
+@StandInCapable // the stand-in queues host functions, events and copies in simulated time
+class AsyncGpuTest extends KernelGpuTestBase {
+
+    /** What the add-one kernel adds: kernels do not execute on the CPU stand-in driver, copies do. */
+    private static float addOneEffect() {
+        return StandIn.active() ? 0f : 1f;
+    }
+
+    /** Keeps {@code h}'s stream busy for about {@code millis} ms (a spin kernel; simulated time on the stand-in). */
+    private static void occupy(Handle h, int millis) {
+        EventGpuTest.spinCycles(h, SPIN_CYCLES_10MS * millis / 10);
+    }
+
+    @Test
+    void a1_pinnedUploadKernelDownload_matchesTheCpuReference() throws Exception {
+        Random random = freshRandom("a1 pinned round trip");
+        int n = 1 << 20;
+        float[] xs = randomFloats(random, n);
+        float[] got = new float[n];
+        try (Handle h = Handle.create(0); HostBuffer host = h.allocateHost(4L * n); DeviceBuffer d = h.allocate(4L * n)) {
+            host.put(0, xs, 0, n);
+            CompletableFuture<Void> up = h.uploadAsync(host, d);
+            launchAddOne(h, d, n);
+            CompletableFuture<Void> down = h.downloadAsync(d, host);
+            down.get(30, TimeUnit.SECONDS);
+            // Futures complete on dispatch threads: in any order, but each only after its own work.
+            up.get(10, TimeUnit.SECONDS);
+            host.get(0, got, 0, n);
+        }
+        for (int i = 0; i < n; i++) {
+            if (got[i] != xs[i] + addOneEffect()) {
+                throw new AssertionError("element " + i + ": got " + got[i] + ", expected " + (xs[i] + addOneEffect()) + " (seed printed above)");
+            }
+        }
+    }
+
+    @Test
+    void a1_rangedCopiesAndByteBufferViews_moveExactlyTheNamedBytes() throws Exception {
+        Random random = freshRandom("a1 ranged copies");
+        byte[] src = new byte[4096];
+        random.nextBytes(src);
+        try (Handle h = Handle.create(0); HostBuffer host = h.allocateHost(8192); DeviceBuffer d = h.allocate(4096)) {
+            host.put(100, src, 0, 4096);
+            h.uploadAsync(host, 100, d, 4096).get(30, TimeUnit.SECONDS);
+            h.downloadAsync(d.slice(16, 1000), host, 5000, 1000).get(30, TimeUnit.SECONDS);
+            byte[] back = new byte[1000];
+            host.get(5000, back, 0, 1000);
+            byte[] expected = java.util.Arrays.copyOfRange(src, 16, 1016);
+            assertArrayEquals(expected, back);
+            ByteBuffer view = host.asByteBuffer(5000, 1000);
+            assertEquals(ByteOrder.nativeOrder(), view.order());
+            assertEquals(expected[7], view.get(7));
+            host.putFloat(0, 1.5f);
+            host.putDouble(8, -2.25);
+            host.putInt(16, 42);
+            assertEquals(1.5f, host.getFloat(0));
+            assertEquals(-2.25, host.getDouble(8));
+            assertEquals(42, host.getInt(16));
+            assertEquals(1.5f, host.asByteBuffer().getFloat(0), "views share the memory");
+        }
+    }
+
+    @Test
+    void a1_badArgumentsAreClearExceptions() {
+        try (Handle h = Handle.create(0); HostBuffer host = h.allocateHost(64); DeviceBuffer d = h.allocate(32)) {
+            assertThrows(IllegalArgumentException.class, () -> h.allocateHost(0));
+            assertThrows(IllegalArgumentException.class, () -> h.allocateHost(-5));
+            assertThrows(NullPointerException.class, () -> h.uploadAsync(null, d));
+            assertThrows(NullPointerException.class, () -> h.downloadAsync(d, null));
+            assertThrows(NullPointerException.class, () -> h.waitFor(null));
+            IllegalArgumentException big = assertThrows(IllegalArgumentException.class, () -> h.uploadAsync(host, d));
+            assertTrue(big.getMessage().contains("32 bytes"), big.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> h.uploadAsync(host, 40, d, 32));
+            assertThrows(IllegalArgumentException.class, () -> h.downloadAsync(d, host, -1, 8));
+            assertThrows(IllegalArgumentException.class, () -> h.downloadAsync(d, host, 0, -8));
+            assertThrows(IllegalArgumentException.class, () -> host.getFloat(61));
+            assertThrows(IllegalArgumentException.class, () -> host.asByteBuffer(60, 8));
+            assertThrows(IndexOutOfBoundsException.class, () -> host.put(0, new float[4], 2, 4));
+        }
+    }
+
+    @Test
+    void a1_closedBuffersAndHandlesRefuseAsyncWork() {
+        try (Handle h = Handle.create(0)) {
+            HostBuffer host = h.allocateHost(64);
+            DeviceBuffer d = h.allocate(64);
+            host.close();
+            host.close(); // idempotent
+            assertTrue(host.isClosed());
+            assertThrows(IllegalStateException.class, () -> h.uploadAsync(host, d));
+            assertThrows(IllegalStateException.class, () -> host.getFloat(0));
+            assertThrows(IllegalStateException.class, () -> host.asByteBuffer());
+            try (HostBuffer other = h.allocateHost(64)) {
+                d.close();
+                assertThrows(IllegalStateException.class, () -> h.downloadAsync(d, other));
+                assertFalse(other.isClosed(), "a refused copy leaves the host buffer usable");
+                other.putInt(0, 7);
+                assertEquals(7, other.getInt(0));
+            }
+        }
+        Handle closed = Handle.create(0);
+        closed.close();
+        assertThrows(IllegalStateException.class, closed::whenDone);
+        assertThrows(IllegalStateException.class, () -> closed.allocateHost(8));
+    }
+
+    @Test
+    void a1_closingAHostBufferWaitsForTheCopyInFlight() throws Exception {
+        try (Handle h = Handle.create(0); DeviceBuffer d = h.allocate(1 << 20)) {
+            HostBuffer host = h.allocateHost(1 << 20);
+            occupy(h, 300);
+            CompletableFuture<Void> copy = h.downloadAsync(d, host);
+            assertFalse(copy.isDone(), "the copy is queued behind 300 ms of work");
+            long start = System.nanoTime();
+            host.close();
+            long waitedMs = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(waitedMs >= 100, "close() should have waited for the queued copy; waited " + waitedMs + " ms");
+            // The buffers are released just before the future completes (so a continuation may close them).
+            copy.get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void a1_whenDoneCompletesAfterTheQueuedWorkAndNotBefore() throws Exception {
+        try (Handle h = Handle.create(0); Event e = h.createEvent()) {
+            occupy(h, 200);
+            e.record(h);
+            CompletableFuture<Void> done = h.whenDone();
+            assertFalse(done.isDone(), "whenDone() must return at once, before 200 ms of queued work finished");
+            assertFalse(e.query(), "Event.query() while the work runs");
+            done.get(30, TimeUnit.SECONDS);
+            assertTrue(e.query(), "the work before the future is done when it completes");
+        }
+    }
+
+    @Test
+    void a1_continuationsNeverRunOnTheCompletionThread() throws Exception {
+        try (Handle h = Handle.create(0)) {
+            occupy(h, 50);
+            AtomicReference<String> thread = new AtomicReference<>();
+            CompletableFuture<Void> after = h.whenDone().thenRun(() -> thread.set(Thread.currentThread().getName()));
+            after.get(30, TimeUnit.SECONDS);
+            assertNotEquals("cuhandle-completion", thread.get());
+            // A continuation may call cuhandle (it runs on an ordinary thread), also the handle's own whenDone.
+            h.whenDone().thenCompose(v -> h.whenDone()).get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void a1_tenThousandOutstandingFuturesAllCompleteAndNothingLeaks() throws Exception {
+        int count = 10_000;
+        try (Handle h = Handle.create(0)) {
+            occupy(h, 300);
+            List<CompletableFuture<Void>> futures = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                futures.add(h.whenDone());
+            }
+            long notDone = futures.stream().filter(f -> !f.isDone()).count();
+            assertTrue(notDone > count / 2, "most futures are outstanding while the work runs: " + notDone);
+            CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+            for (CompletableFuture<Void> f : futures) {
+                assertFalse(f.isCompletedExceptionally());
+            }
+        }
+        awaitNoOutstanding();
+    }
+
+    @Test
+    void a1_closingAHandleCompletesItsOutstandingFutures() throws Exception {
+        Handle h = Handle.create(0);
+        DeviceBuffer d = h.allocate(4096);
+        HostBuffer host = h.allocateHost(4096);
+        List<CompletableFuture<Void>> futures = new ArrayList<>();
+        try {
+            occupy(h, 200);
+            for (int i = 0; i < 100; i++) {
+                futures.add(h.whenDone());
+            }
+            futures.add(h.downloadAsync(d, host));
+            assertFalse(futures.get(0).isDone(), "the futures are outstanding when close() starts");
+            h.close();
+            for (CompletableFuture<Void> f : futures) {
+                assertTrue(f.isDone(), "close() returned with a future still pending: " + f);
+                assertFalse(f.isCompletedExceptionally(), f.toString());
+            }
+        } finally {
+            h.close();
+            d.close(); // the download released it when its future settled
+            host.close();
+        }
+        awaitNoOutstanding();
+    }
+
+    @Test
+    void a1_continuationsMayCloseTheBuffersOfTheirCopyAndTheHandle() throws Exception {
+        Handle h = Handle.create(0);
+        HostBuffer host = h.allocateHost(4096);
+        DeviceBuffer d = h.allocate(4096);
+        occupy(h, 50);
+        CompletableFuture<Void> closed = h.downloadAsync(d, host).thenRun(() -> {
+            host.close(); // released before the future completed: no wait for itself
+            d.close();
+            h.close();
+        });
+        closed.get(30, TimeUnit.SECONDS);
+        assertTrue(host.isClosed() && d.isClosed() && h.isClosed());
+
+        // A continuation run by close() itself (settled on the closing thread) may close again.
+        Handle h2 = Handle.create(0);
+        occupy(h2, 50);
+        CompletableFuture<Void> inner = h2.whenDone().thenRun(h2::close);
+        h2.close();
+        inner.get(30, TimeUnit.SECONDS);
+        assertTrue(h2.isClosed());
+        awaitNoOutstanding();
+    }
+
+    @Test
+    void a1_waitForOrdersOneHandlesWorkAfterAnothersWithoutAHostWait() throws Exception {
+        Random random = freshRandom("a1 waitFor");
+        int n = 1 << 16;
+        float[] xs = randomFloats(random, n);
+        try (Handle producer = Handle.create(0); Handle consumer = Handle.create(0); Event ready = producer.createEvent();
+                DeviceBuffer d = producer.allocate(4L * n); HostBuffer host = producer.allocateHost(4L * n)) {
+            host.put(0, xs, 0, n);
+            occupy(producer, 200);
+            CompletableFuture<Void> up = producer.uploadAsync(host, d);
+            launchAddOne(producer, d, n);
+            ready.record(producer);
+            long start = System.nanoTime();
+            consumer.waitFor(ready);
+            assertTrue(System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(100), "waitFor() must not block the host");
+            launchAddOne(consumer, d, n);
+            CompletableFuture<Void> consumed = consumer.whenDone();
+            assertFalse(consumed.isDone(), "the consumer's work waits for the producer's 200 ms");
+            consumed.get(30, TimeUnit.SECONDS);
+            assertTrue(ready.query(), "the consumer finished, so the event it waited for is done");
+            up.get(10, TimeUnit.SECONDS);
+            consumer.downloadAsync(d, host).get(30, TimeUnit.SECONDS);
+            float[] got = new float[n];
+            host.get(0, got, 0, n);
+            for (int i = 0; i < n; i++) {
+                float expected = xs[i] + 2 * addOneEffect();
+                if (got[i] != expected) {
+                    throw new AssertionError("element " + i + ": got " + got[i] + ", expected " + expected + " (both add-ones, in order)");
+                }
+            }
+        }
+    }
+
+    @Test
+    void a1_aStickyFaultCompletesOutstandingFuturesExceptionally() throws Exception {
+        assumeTrue(StandIn.active(), "injects a sticky error, which would end CUDA for this whole process on a GPU");
+        long ctx = NativeTestApi.createContext(0); // a context of its own: the sticky error poisons it
+        NativeTestApi.setCurrent(0);
+        Handle h = Handle.wrap(ctx);
+        try {
+            occupy(h, 300);
+            CompletableFuture<Void> pending = h.whenDone();
+            StandIn.failNextSync(CudaError.ILLEGAL_ADDRESS.code());
+            assertThrows(CudaException.class, h::synchronize);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> pending.get(30, TimeUnit.SECONDS));
+            CudaException cause = assertInstanceOf(CudaException.class, e.getCause());
+            assertTrue(cause.isSticky(), cause.toString());
+            RuntimeException later = assertThrows(RuntimeException.class, () -> h.whenDone().join(),
+                    "work queued after the fault fails too (marking it, or the future)");
+            Throwable why = later instanceof CompletionException ? later.getCause() : later;
+            assertInstanceOf(CudaException.class, why, later.toString());
+        } finally {
+            h.close();
+            destroyQuietly(ctx);
+        }
+        awaitNoOutstanding();
+    }
+
+    @Test
+    void a1_manyThreadsCopyingAndWaitingConcurrentlyNeitherDeadlockNorMixData() throws Exception {
+        int threads = 8;
+        CountDownLatch start = new CountDownLatch(1);
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        try (Handle h = Handle.create(0)) {
+            for (int t = 0; t < threads; t++) {
+                int seed = t;
+                all.add(CompletableFuture.runAsync(() -> {
+                    try {
+                        start.await();
+                        float[] xs = randomFloats(new Random(seed), 4096);
+                        float[] got = new float[4096];
+                        for (int round = 0; round < 20; round++) {
+                            try (HostBuffer host = h.allocateHost(4 * 4096); DeviceBuffer d = h.allocate(4 * 4096)) {
+                                host.put(0, xs, 0, xs.length);
+                                h.uploadAsync(host, d).thenCompose(v -> h.downloadAsync(d, host)).join();
+                                host.get(0, got, 0, got.length);
+                                assertArrayEquals(xs, got, "thread seed " + seed + " round " + round);
+                            }
+                        }
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }));
+            }
+            start.countDown();
+            CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).get(120, TimeUnit.SECONDS);
+        }
+    }
+
+    private static void awaitNoOutstanding() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (Completions.outstanding() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(0, Completions.outstanding(), "futures left registered after their work finished (a leak)");
+    }
+}
