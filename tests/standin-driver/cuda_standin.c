@@ -1840,6 +1840,9 @@ EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hG
     ENTER();
     if (!phGraphExec || flags) RETURN(INVALID_VALUE);
     if (!vec_has(&g_graphs, hGraph)) RETURN(bad_handle(INVALID_HANDLE));
+    Ctx *current;
+    int rc = current_ctx(&current); /* driver 580 answers INVALID_CONTEXT without a current context */
+    if (rc) RETURN(rc);
     Graph *g = hGraph, *e = calloc(1, sizeof *e);
     if (!e) RETURN(OUT_OF_MEMORY);
     *e = *g;

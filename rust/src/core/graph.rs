@@ -73,10 +73,20 @@ pub fn begin_capture(handle: &Handle) -> Result<()> {
 /// way the handle's calls go to its previous stream again.
 pub fn end_capture(handle: &Handle) -> Result<Graph> {
     let (ctx, graph) = finish(handle)?;
+    // cuGraphInstantiate needs the context current (INVALID_CONTEXT otherwise, seen on driver 580).
+    let _scope = match handle.activate() {
+        Ok(scope) => scope,
+        Err(e) => {
+            if let Ok(graph) = graph {
+                destroy_template(&ctx, graph);
+            }
+            return Err(e);
+        }
+    };
     let graph = graph?;
     let mut exec = std::ptr::null_mut();
     let api = &ctx.driver().api;
-    // SAFETY: out-pointer valid; `graph` came from cuStreamEndCapture in this (active) context.
+    // SAFETY: out-pointer valid; `graph` came from cuStreamEndCapture in this context, now active.
     let rc = unsafe { (api.cuGraphInstantiateWithFlags)(&mut exec, graph, 0) };
     if let Err(e) = ctx.check(rc, "cuGraphInstantiateWithFlags") {
         destroy_template(&ctx, graph);

@@ -6,10 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -91,7 +93,11 @@ class LibraryLoadOptionsGpuTest extends GpuTestSupport {
     @Test
     @StandInCapable
     void theVerboseJitLogIsReadable() {
-        try (Library lib = Library.load(KernelGpuTestBase.ptxBytes(), LoadOptions.defaults().logVerbose(true));
+        // A PTX text no earlier run has seen: the driver's JIT cache (~/.nv/ComputeCache) would
+        // otherwise serve the earlier tests' compilation, and no JIT means no log.
+        byte[] ptx = (new String(KernelGpuTestBase.ptxBytes(), StandardCharsets.US_ASCII).replace("\0", "")
+                + "\n// " + UUID.randomUUID() + "\n").getBytes(StandardCharsets.US_ASCII);
+        try (Library lib = Library.load(Arrays.copyOf(ptx, ptx.length + 1), LoadOptions.defaults().logVerbose(true));
                 DeviceBuffer x = handle.upload(new float[32])) {
             // Context-independent loading JITs when the kernel is first loaded into a context (at the
             // first launch with lazy loading, CUDA's default since 12.2), not at cuLibraryLoadData: the

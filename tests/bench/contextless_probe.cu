@@ -1,0 +1,139 @@
+// Probe: which stream-ordered driver calls work when the stream's context is NOT current on the
+// calling thread (nothing current, or another context current)? If a launch of a context's own
+// CUfunction on that context's stream works without making the context current, a library can
+// skip the per-call activation (cuCtxSetCurrent in and out) for launches. Prints one line per
+// observation: PROBE <name> <result>. Built and run on the GPU host by tests/bench/run-all.sh.
+#include <cuda.h>
+#include <chrono>
+#include <cstdio>
+
+static const char* PTX =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry k(.param .u64 p, .param .u32 v) {\n"
+    " .reg .b64 %rd<3>; .reg .b32 %r<2>;\n"
+    " ld.param.u64 %rd1, [p]; ld.param.u32 %r1, [v]; cvta.to.global.u64 %rd2, %rd1;\n"
+    " st.global.u32 [%rd2], %r1; ret;\n}\n"
+    ".visible .entry e() { ret; }\n";
+
+static const char* name(CUresult r) {
+  const char* s = "?";
+  cuGetErrorName(r, &s);
+  return s;
+}
+static double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Reads the value at p with ctx current, then leaves nothing current.
+static unsigned readBack(CUcontext ctx, CUdeviceptr p) {
+  unsigned v = 0;
+  cuCtxSetCurrent(ctx);
+  cuCtxSynchronize();
+  cuMemcpyDtoH(&v, p, 4);
+  cuCtxSetCurrent(nullptr);
+  return v;
+}
+
+int main() {
+  setvbuf(stdout, nullptr, _IONBF, 0);
+  cuInit(0);
+  CUdevice dev;
+  cuDeviceGet(&dev, 0);
+  CUcontext a, b, cur;
+  cuDevicePrimaryCtxRetain(&a, dev);
+  cuCtxSetCurrent(a);
+  CUlibrary lib;
+  CUresult r = cuLibraryLoadData(&lib, PTX, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (r != CUDA_SUCCESS) { printf("PROBE load %s\n", name(r)); return 1; }
+  CUkernel kk, ke;
+  cuLibraryGetKernel(&kk, lib, "k");
+  cuLibraryGetKernel(&ke, lib, "e");
+  CUfunction fk, fe;
+  cuKernelGetFunction(&fk, kk);
+  cuKernelGetFunction(&fe, ke);
+  CUstream s;
+  cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  CUevent ev;
+  cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING);
+  CUdeviceptr p;
+  cuMemAlloc(&p, 4);
+  cuMemsetD32(p, 0, 1);
+  cuCtxSynchronize();
+  cuCtxSetCurrent(nullptr);
+
+  unsigned v = 11;
+  void* args[] = {&p, &v};
+  r = cuLaunchKernel(fk, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr);
+  printf("PROBE launch_function_nothing_current %s value %u\n", name(r), readBack(a, p));
+  v = 12;
+  r = cuLaunchKernel((CUfunction)kk, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr);
+  printf("PROBE launch_kernel_nothing_current %s value %u\n", name(r), readBack(a, p));
+  unsigned host = 13;
+  r = cuMemcpyHtoDAsync(p, &host, 4, s);
+  printf("PROBE memcpy_htod_async_nothing_current %s value %u\n", name(r), readBack(a, p));
+  r = cuMemsetD32Async(p, 14, 1, s);
+  printf("PROBE memset_async_nothing_current %s value %u\n", name(r), readBack(a, p));
+  r = cuEventRecord(ev, s);
+  printf("PROBE event_record_nothing_current %s\n", name(r));
+  r = cuStreamSynchronize(s);
+  printf("PROBE stream_sync_nothing_current %s\n", name(r));
+  r = cuStreamQuery(s);
+  printf("PROBE stream_query_nothing_current %s\n", name(r));
+
+#if CUDA_VERSION >= 13000
+  cuCtxCreate(&b, nullptr, 0, dev);  // b is now current
+#else
+  cuCtxCreate(&b, 0, dev);
+#endif
+  v = 15;
+  r = cuLaunchKernel(fk, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr);
+  cuCtxGetCurrent(&cur);
+  printf("PROBE launch_function_other_current %s still_other_current %d", name(r), cur == b);
+  printf(" value %u\n", readBack(a, p));
+  cuCtxSetCurrent(b);
+  v = 16;
+  r = cuLaunchKernel((CUfunction)kk, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr);
+  printf("PROBE launch_kernel_other_current_on_a_stream %s", name(r));
+  printf(" value %u\n", readBack(a, p));
+  cuCtxSetCurrent(b);
+  r = cuMemsetD32Async(p, 17, 1, s);
+  printf("PROBE memset_async_other_current %s value %u\n", name(r), readBack(a, p));
+
+  // Costs: empty launches on s with nothing current, with a current, and switching per launch.
+  const int N = 200000;
+  for (int rep = 0; rep < 3; rep++) {
+    cuCtxSetCurrent(nullptr);
+    double t0 = now();
+    for (int i = 0; i < N; i++) cuLaunchKernel(fe, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr);
+    cuStreamSynchronize(s);
+    double t1 = now();
+    printf("PROBE cost_launch_nothing_current_us %.3f\n", (t1 - t0) / N * 1e6);
+    cuCtxSetCurrent(a);
+    t0 = now();
+    for (int i = 0; i < N; i++) cuLaunchKernel(fe, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr);
+    cuStreamSynchronize(s);
+    t1 = now();
+    printf("PROBE cost_launch_context_current_us %.3f\n", (t1 - t0) / N * 1e6);
+    cuCtxSetCurrent(nullptr);
+    t0 = now();
+    for (int i = 0; i < N; i++) {
+      cuCtxSetCurrent(a);
+      cuLaunchKernel(fe, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr);
+      cuCtxSetCurrent(nullptr);
+    }
+    cuStreamSynchronize(s);
+    t1 = now();
+    printf("PROBE cost_launch_set_current_in_and_out_us %.3f\n", (t1 - t0) / N * 1e6);
+    t0 = now();
+    for (int i = 0; i < N; i++) {
+      unsigned long long id;
+      cuCtxGetId(a, &id);
+      cuLaunchKernel(fe, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr);
+    }
+    cuStreamSynchronize(s);
+    t1 = now();
+    printf("PROBE cost_launch_nothing_current_with_id_check_us %.3f\n", (t1 - t0) / N * 1e6);
+  }
+  cuCtxSetCurrent(nullptr);
+  cuCtxGetCurrent(&cur);
+  printf("PROBE done current_is_null %d\n", cur == nullptr);
+  return 0;
+}
