@@ -54,6 +54,7 @@ cd "$here/bench" || exit 1
   nvcc -O2 -std=c++17 -arch=sm_90 cublas_l1.cu -o cublas_l1 -lcublas 2>&1 | tail -3
   nvcc -O2 cold_start.c -o cold_start -lcuda 2>&1 | tail -3
   nvcc -O2 -std=c++17 pinned_copy.cu -o pinned_copy -lcuda 2>&1 | tail -3
+  nvcc -O2 -std=c++17 contextless_probe.cu -o contextless_probe -lcuda 2>&1 | tail -3
   [ -f anchors.cu ] && nvcc -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 anchors.cu -o anchors -lcuda -lcublas 2>&1 | tail -3
 } >>"$log"
 
@@ -76,6 +77,8 @@ while [ "$i" -le "${HANDLE_RUNS:-5}" ]; do
   i=$((i + 1))
 done
 [ -x ./anchors ] && step "driver anchors" anchors.txt timeout 120 ./anchors
+# Which stream-ordered calls work without the stream's context current (PROBE lines).
+step "context-less stream calls" probe.txt timeout 60 ./contextless_probe
 # Issue 12: pinned 1 GiB copies, C baseline and cuhandle side by side, plus future latency.
 step "pinned copies C" async.csv timeout 120 ./pinned_copy
 step "async cuhandle" async.csv timeout 180 "$here/run-class" dev.cuhandle.bench.AsyncBenchmark
