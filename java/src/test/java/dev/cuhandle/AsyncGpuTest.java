@@ -403,6 +403,9 @@ class AsyncGpuTest extends KernelGpuTestBase {
             CompletableFuture<Void> second = h.whenDone().thenRun(released::countDown);
             // Neither future is joined: both complete through the completion thread, not a polling joiner.
             second.get(30, TimeUnit.SECONDS);
+            // The thread that waits for signals hands its role on before it runs a completion: at most one holds it.
+            long leaders = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("cuhandle-completion")).count();
+            assertTrue(leaders <= 1, leaders + " threads named cuhandle-completion: the lead is held by one thread at a time");
             assertTrue(blocked.get(30, TimeUnit.SECONDS), "the blocked continuation was released by the later one");
         }
         awaitNoOutstanding();
