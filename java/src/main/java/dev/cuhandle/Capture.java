@@ -30,6 +30,11 @@ final class Capture {
      * Throws if the current thread is capturing: {@code operation} waits for the GPU or frees
      * memory, which stream capture forbids (the driver would also invalidate the capture).
      */
+    /** Whether this thread is inside {@link Handle#capture}, where event queries would break the capture. */
+    static boolean activeOnThisThread() {
+        return ON_THIS_THREAD.get() != null;
+    }
+
     static void refuseOnThisThread(String operation) {
         Capture running = ON_THIS_THREAD.get();
         if (running != null) {

@@ -943,6 +943,11 @@ public final class Handle implements AutoCloseable {
      * call cuhandle, but a slow one delays nothing else only because the executor adds threads; use the
      * {@code *Async} variants with your own executor for long work.
      *
+     * <p>A thread that waits for this future itself ({@code join()}, {@code get()}) first polls the GPU for up to
+     * 1 ms, as {@code cuStreamSynchronize} spins, and completes the future on its own thread as soon as the work
+     * is done: waiting then costs about what {@link #synchronize()} costs. The continuations attached by then run
+     * on that waiting thread. Futures derived from this one ({@code thenApply} ...) do not poll.
+     *
      * <p>A handle's default stream is shared with other handles of its context (a pool of 32 streams per
      * context): the future may then also wait for their work queued on the same stream earlier. Give the
      * handle its own stream ({@link #setStream(long)}) where that matters.

@@ -14,11 +14,14 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -332,6 +335,101 @@ class AsyncGpuTest extends KernelGpuTestBase {
             start.countDown();
             CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).get(120, TimeUnit.SECONDS);
         }
+    }
+
+    @Test
+    void a1_aJoiningThreadMaySettleTheFutureItselfAndContinuationsRunOnlyOnOrdinaryThreads() throws Exception {
+        String joiner = Thread.currentThread().getName();
+        Set<String> ranOn = ConcurrentHashMap.newKeySet();
+        int rounds = 50;
+        try (Handle h = Handle.create(0)) {
+            for (int round = 0; round < rounds; round++) {
+                EventGpuTest.spinCycles(h, SPIN_CYCLES_10MS / 50); // ~0.2 ms: done within the joiner's 1 ms of polling
+                CompletableFuture<Void> done = h.whenDone();
+                CompletableFuture<Void> after = done.thenRun(() -> ranOn.add(Thread.currentThread().getName()));
+                done.join();
+                assertTrue(done.isDone() && !done.isCompletedExceptionally(), "round " + round + ": " + done);
+                after.get(30, TimeUnit.SECONDS);
+            }
+        }
+        for (String name : ranOn) {
+            assertTrue(name.equals(joiner) || name.equals("cuhandle-completion-dispatch"),
+                    "a continuation ran on '" + name + "': only the joining thread or a dispatch thread may run them");
+        }
+        if (!StandIn.active()) {
+            // Polling the event finds a 1 ms kernel done before the host function's hand-offs do, at least once.
+            assertTrue(ranOn.contains(joiner), "over " + rounds + " joins the joiner never settled a future itself: " + ranOn);
+        }
+        awaitNoOutstanding();
+    }
+
+    @Test
+    void a1_anInterruptedGetStopsPollingAndThrows() throws Exception {
+        try (Handle h = Handle.create(0)) {
+            occupy(h, 200);
+            CompletableFuture<Void> done = h.whenDone();
+            Thread.currentThread().interrupt();
+            try {
+                long start = System.nanoTime();
+                assertThrows(InterruptedException.class, done::get);
+                assertTrue(System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(100), "get() of an interrupted thread returns at once");
+            } finally {
+                Thread.interrupted();
+            }
+            done.get(30, TimeUnit.SECONDS);
+            // A timeout shorter than the poll budget bounds the whole wait.
+            occupy(h, 200);
+            CompletableFuture<Void> later = h.whenDone();
+            long start = System.nanoTime();
+            assertThrows(TimeoutException.class, () -> later.get(200, TimeUnit.MICROSECONDS));
+            assertTrue(System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(100), "get(200 µs) waited too long");
+            later.get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void a1_aContinuationThatBlocksDoesNotHoldUpOtherFutures() throws Exception {
+        CountDownLatch released = new CountDownLatch(1);
+        try (Handle h = Handle.create(0)) {
+            occupy(h, 20);
+            CompletableFuture<Boolean> blocked = h.whenDone().thenApply(v -> {
+                try {
+                    return released.await(30, TimeUnit.SECONDS); // blocks until a later future's continuation runs
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            occupy(h, 20);
+            CompletableFuture<Void> second = h.whenDone().thenRun(released::countDown);
+            // Neither future is joined: both complete through the completion thread, not a polling joiner.
+            second.get(30, TimeUnit.SECONDS);
+            // The thread that waits for signals hands its role on before it runs a completion: at most one holds it.
+            long leaders = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("cuhandle-completion")).count();
+            assertTrue(leaders <= 1, leaders + " threads named cuhandle-completion: the lead is held by one thread at a time");
+            assertTrue(blocked.get(30, TimeUnit.SECONDS), "the blocked continuation was released by the later one");
+        }
+        awaitNoOutstanding();
+    }
+
+    @Test
+    void a1_joiningAFutureInsideACaptureLeavesTheCaptureIntact() throws Exception {
+        try (Handle h = Handle.create(0); Handle other = Handle.create(0); DeviceBuffer b = h.allocate(64)) {
+            occupy(other, 20);
+            CompletableFuture<Void> earlier = other.whenDone();
+            try (Graph g = h.capture(() -> {
+                earlier.join(); // on the capturing thread: waits without querying events
+                h.memset(b, 7);
+            })) {
+                assertTrue(earlier.isDone());
+                g.launch(h);
+                byte[] got = new byte[64];
+                h.copyToHost(b, got, 0, got.length);
+                for (int i = 0; i < got.length; i++) {
+                    assertEquals(7, got[i], "byte " + i + " after replaying the captured memset");
+                }
+            }
+        }
+        awaitNoOutstanding();
     }
 
     private static void awaitNoOutstanding() throws InterruptedException {

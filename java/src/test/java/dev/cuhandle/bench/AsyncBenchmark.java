@@ -24,6 +24,10 @@ import java.util.concurrent.CompletableFuture;
  *       which spins) or {@code whenDone().join()}; the medians of both round trips and their difference, which is
  *       what the future adds over the driver's own wait on the identical workload (goal: <= 50 µs), plus the GPU
  *       time of the kernel measured with events, so that {@code future - kernel} bounds the latency from above;
+ *   <li>the latency breakdown: {@code join()} polls the marker's event itself (the fast path, above); the
+ *       background path (host function, {@code cuhandle-completion}, a dispatch thread), which completes futures
+ *       nobody joins, is measured on its own as the median time from {@code synchronize()} returning to a
+ *       {@code thenApply} continuation's clock reading ({@code completion_path_after_synchronize_us});
  *   <li>10,000 outstanding futures: time to create them behind a spin and see all complete.
  * </ul>
  * Run with {@code .gpu-bundle/run-class dev.cuhandle.bench.AsyncBenchmark}.
@@ -104,12 +108,36 @@ public final class AsyncBenchmark {
                 h.launch(spin, one, one, 0, SPIN_CYCLES);
                 h.whenDone().join();
             });
+            double background = medianBackgroundCompletionNs(h, spin, runs);
             System.out.printf("cuhandle,spin_kernel_gpu_us,%d,0,%.1f,0%n", 1, kernelUs);
             System.out.printf("cuhandle,launch_then_synchronize_us,%d,0,%.1f,0%n", runs, sync / 1e3);
             System.out.printf("cuhandle,launch_then_whenDone_join_us,%d,0,%.1f,0%n", runs, future / 1e3);
             System.out.printf("cuhandle,future_latency_over_synchronize_us,%d,0,%.1f,0%n", runs, (future - sync) / 1e3);
             System.out.printf("cuhandle,future_latency_upper_bound_us,%d,0,%.1f,0%n", runs, future / 1e3 - kernelUs);
+            System.out.printf("cuhandle,completion_path_after_synchronize_us,%d,0,%.1f,0%n", runs, background / 1e3);
         }
+    }
+
+    /**
+     * Median time from {@code synchronize()} returning (the driver's spin saw the kernel finish) to a
+     * continuation of an unjoined {@code whenDone()} future reading the clock: what the background completion
+     * path (host function, completion thread, dispatch thread) adds for futures that nobody joins.
+     */
+    private static double medianBackgroundCompletionNs(Handle h, Kernel spin, int runs) {
+        Dim3 one = Dim3.of(1);
+        double[] ns = new double[runs];
+        for (int run = -20; run < runs; run++) {
+            h.launch(spin, one, one, 0, SPIN_CYCLES);
+            CompletableFuture<Long> stamp = h.whenDone().thenApply(v -> System.nanoTime());
+            h.synchronize();
+            long synced = System.nanoTime();
+            long completed = stamp.join(); // a derived future: it does not poll, the background path completes it
+            if (run >= 0) {
+                ns[run] = completed - synced;
+            }
+        }
+        Arrays.sort(ns);
+        return ns[runs / 2];
     }
 
     private static void manyFutures(Handle h) throws Exception {
