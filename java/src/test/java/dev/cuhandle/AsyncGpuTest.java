@@ -183,7 +183,7 @@ class AsyncGpuTest extends KernelGpuTestBase {
     void a1_tenThousandOutstandingFuturesAllCompleteAndNothingLeaks() throws Exception {
         int count = 10_000;
         try (Handle h = Handle.create(0)) {
-            occupy(h, 300);
+            occupy(h, 1000); // long enough that creating 10,000 futures on a loaded CI machine ends first
             List<CompletableFuture<Void>> futures = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
                 futures.add(h.whenDone());
