@@ -478,10 +478,27 @@ struct HostSignal {
 // Block partial -> workspace slot; the last block to arrive combines all slots in slot order
 // and calls finish(total) in its thread 0, then resets the arrival counter to 0 and raises the
 // host signal.
+//
+// A grid of one block (the host's grid for small n, e.g. every host-result reduction of 1000
+// elements) finishes straight from its block reduction: the two-phase path would put a
+// workspace store, two fences, an atomic round trip to L2, a reload and a second block
+// reduction on the path to the result. The counter is not touched and stays 0. The result has
+// the two-phase path's bits: that path's second phase computes combine(identity, partial) and
+// then only combines with identities, which leave a value unchanged; the one combine with the
+// identity is kept here because it is not a no-op for a ddot partial of -0.0 (products that
+// underflow to -0.0), which it turns into +0.0, as reference BLAS's 0.0 + x does.
 template <class Acc, class Finish>
 __device__ __forceinline__ void reduce_grid(Acc acc, void* workspace, HostSignal signal,
                                             Finish finish) {
   static_assert(sizeof(Acc) <= CUH_WORKSPACE_SLOT_BYTES, "partial does not fit a workspace slot");
+  if (gridDim.x == 1) {
+    acc = block_reduce(acc);
+    if (threadIdx.x == 0) {
+      finish(combine(Acc::identity(), acc));
+      signal.raise();
+    }
+    return;
+  }
   char* const base = static_cast<char*>(workspace);
   unsigned* const counter = reinterpret_cast<unsigned*>(base + CUH_WORKSPACE_COUNTER_OFFSET);
   // Slots are CUH_WORKSPACE_SLOT_BYTES apart whatever the partial's size.
