@@ -660,9 +660,10 @@ struct Reduce1Vector {
   }
 };
 
+// `acc` is the calling thread's starting accumulator (the identity unless the op seeds one).
 template <class Rule, class Acc, class T>
-__device__ __forceinline__ Acc reduce1(long long n, const T* x, long long incx) {
-  Acc acc = Acc::identity();
+__device__ __forceinline__ Acc reduce1(long long n, const T* x, long long incx,
+                                       Acc acc = Acc::identity()) {
   if (incx == 1) {
     unit_stride<T, kReduceUnroll>(n, x, Reduce1Scalar<Rule, T>{x, 1, 0},
                                   Reduce1Vector<Rule, T>{x, 0}, acc);
@@ -833,23 +834,30 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_dasum(long long n, const double
 //   - if x_1 is NaN the answer is 1 (nothing compares greater than NaN);
 //   - otherwise NaN elements are never chosen, as if smaller than every number; in particular
 //     the answer is 1 when every element after the first is NaN.
-// The parallel search skips NaNs (they never compare greater) and the last block applies the
-// first rule by looking at x_1 itself.
+// The parallel search skips NaNs (they never compare greater). For the first rule, block 0's
+// thread 0 reads x_1 before it searches and, if x_1 is NaN, starts from {+Inf, index 0}, which
+// wins every comparison and combination (nothing is greater, no tie has a lower index). That
+// read is issued alongside the search's own loads, where a read of x_1 by the last block after
+// the combination was one more memory round trip on the way to the result.
+template <class T>
+__device__ __forceinline__ void iamax(long long n, const T* x, long long incx, void* workspace,
+                                      long long* result, unsigned long long sequence) {
+  MaxAbs<T> start = MaxAbs<T>::identity();
+  if (blockIdx.x == 0 && threadIdx.x == 0 && isnan(__ldg(x))) start = {T(INFINITY), 0};
+  const MaxAbs<T> acc = reduce1<FirstMaxAbs, MaxAbs<T>>(n, x, incx, start);
+  reduce_grid(acc, workspace, HostSignal{result, sequence},
+              [&](MaxAbs<T> best) { *result = best.index + 1; });
+}
+
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_isamax(long long n, const float* __restrict__ x,
                                                         long long incx, void* workspace,
                                                         long long* result,
                                                         unsigned long long sequence) {
-  const MaxAbs<float> acc = reduce1<FirstMaxAbs, MaxAbs<float>>(n, x, incx);
-  reduce_grid(acc, workspace, HostSignal{result, sequence}, [&](MaxAbs<float> best) {
-    *result = isnan(x[0]) ? 1 : best.index + 1;
-  });
+  iamax(n, x, incx, workspace, result, sequence);
 }
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_idamax(long long n, const double* __restrict__ x,
                                                         long long incx, void* workspace,
                                                         long long* result,
                                                         unsigned long long sequence) {
-  const MaxAbs<double> acc = reduce1<FirstMaxAbs, MaxAbs<double>>(n, x, incx);
-  reduce_grid(acc, workspace, HostSignal{result, sequence}, [&](MaxAbs<double> best) {
-    *result = isnan(x[0]) ? 1 : best.index + 1;
-  });
+  iamax(n, x, incx, workspace, result, sequence);
 }
