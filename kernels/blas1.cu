@@ -157,14 +157,26 @@ __device__ __forceinline__ T* strided_base(T* p, long long n, long long inc) {
 // predicated rather than left to a one-load-at-a-time remainder loop, so a small n, which gets
 // one round per thread, is never latency-bound. A thread visits its indices in increasing order
 // (iamax relies on that to keep the first of equal maxima).
+//
+// When the grid has a thread for every index (every n up to the resident threads for the
+// element-wise ops, whose grid has a thread per element; the scalar head and tail always), each
+// thread has at most one index, and a plain bounds check replaces the loop: the same loads and
+// applies in the same order (the same bits for reductions), without the U predicates and 64-bit
+// addresses of the unrolled round or the loop's trip count (a 64-bit division for U = 1). At
+// those sizes a call is a few microseconds, most of it fixed cost, and this is the part of it
+// that each thread spends before its first load and after it.
 
 struct NoAcc {};
 
 template <int U, class Op, class Acc>
 __device__ __forceinline__ void grid_stride(long long count, Op op, Acc& acc) {
   const long long stride = static_cast<long long>(gridDim.x) * kThreads;
-  for (long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x; i < count;
-       i += U * stride) {
+  const long long first = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
+  if (count <= stride) {
+    if (first < count) op.apply(first, op.load(first), acc);
+    return;
+  }
+  for (long long i = first; i < count; i += U * stride) {
     typename Op::Item items[U];
 #pragma unroll
     for (int k = 0; k < U; ++k) {
