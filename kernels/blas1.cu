@@ -1,7 +1,7 @@
 // BLAS level 1 for float (s) and double (d): scal, axpy, copy, swap, dot, nrm2, asum, iamax.
 //
-// Launch contract (blas1_abi.h has the constants, the grid formula and the host signal that the
-// reductions' last parameter, sequence, asks for): n >= 1, blockDim.x ==
+// Launch contract (blas1_abi.h has the constants, the grid formula and the host result packet
+// that the reductions' last parameter, sequence, asks for): n >= 1, blockDim.x ==
 // CUH_BLOCK_THREADS, any gridDim.x >= 1 (<= CUH_MAX_REDUCE_BLOCKS for the reductions). Pointers
 // point at the lowest-address element the operation touches; element i of a vector with
 // increment inc is p[inc >= 0 ? i * inc : (n - 1 - i) * -inc], as in reference BLAS. Pointers are
@@ -157,14 +157,26 @@ __device__ __forceinline__ T* strided_base(T* p, long long n, long long inc) {
 // predicated rather than left to a one-load-at-a-time remainder loop, so a small n, which gets
 // one round per thread, is never latency-bound. A thread visits its indices in increasing order
 // (iamax relies on that to keep the first of equal maxima).
+//
+// When the grid has a thread for every index (every n up to the resident threads for the
+// element-wise ops, whose grid has a thread per element; the scalar head and tail always), each
+// thread has at most one index, and a plain bounds check replaces the loop: the same loads and
+// applies in the same order (the same bits for reductions), without the U predicates and 64-bit
+// addresses of the unrolled round or the loop's trip count (a 64-bit division for U = 1). At
+// those sizes a call is a few microseconds, most of it fixed cost, and this is the part of it
+// that each thread spends before its first load and after it.
 
 struct NoAcc {};
 
 template <int U, class Op, class Acc>
 __device__ __forceinline__ void grid_stride(long long count, Op op, Acc& acc) {
   const long long stride = static_cast<long long>(gridDim.x) * kThreads;
-  for (long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x; i < count;
-       i += U * stride) {
+  const long long first = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
+  if (count <= stride) {
+    if (first < count) op.apply(first, op.load(first), acc);
+    return;
+  }
+  for (long long i = first; i < count; i += U * stride) {
     typename Op::Item items[U];
 #pragma unroll
     for (int k = 0; k < U; ++k) {
@@ -461,27 +473,55 @@ __device__ __forceinline__ Acc block_reduce(Acc a) {
   return a;
 }
 
-// How the host learns that a result in mapped host memory is complete without waiting for the
-// kernel's end (blas1_abi.h): a non-zero sequence number is stored CUH_HOST_SIGNAL_OFFSET bytes
-// after the result, after the result itself is visible to the host.
-struct HostSignal {
-  void* result;
+// Where a reduction's result goes (blas1_abi.h, host result packet). Sequence 0: a plain store
+// of the value (a device result, or device memory the host copies from). Otherwise `result` is
+// mapped host memory, and the value goes there as one 16-byte packet {low 32 bits, flag, high 32
+// bits, flag} with flag = the sequence number's low 32 bits, as NCCL's LL protocol stores data
+// with flags: each 8-byte half reaches the host whole, so a host that sees the flag in both
+// halves has the whole value, and no system-wide fence is needed between a value and a flag
+// written after it (that fence, waiting for the value's write to the host to complete, was on
+// the path of every host result).
+template <class R>
+struct ResultSlot {
+  static_assert(sizeof(R) == 4 || sizeof(R) == 8, "results are 4 or 8 bytes");
+  R* result;
   unsigned long long sequence;
-  __device__ void raise() const {
-    if (sequence == 0) return;
-    __threadfence_system();
-    *reinterpret_cast<volatile unsigned long long*>(static_cast<char*>(result) +
-                                                    CUH_HOST_SIGNAL_OFFSET) = sequence;
+  __device__ void store(R value) const {
+    if (sequence == 0) {
+      *result = value;
+      return;
+    }
+    unsigned long long bits = 0;
+    memcpy(&bits, &value, sizeof(R));
+    const unsigned flag = static_cast<unsigned>(sequence);
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(result),
+                 "r"(static_cast<unsigned>(bits)), "r"(flag),
+                 "r"(static_cast<unsigned>(bits >> 32)), "r"(flag)
+                 : "memory");
   }
 };
 
 // Block partial -> workspace slot; the last block to arrive combines all slots in slot order
-// and calls finish(total) in its thread 0, then resets the arrival counter to 0 and raises the
-// host signal.
+// and calls finish(total) in its thread 0, then resets the arrival counter to 0.
+//
+// A grid of one block (the host's grid for small n, e.g. every host-result reduction of 1000
+// elements) finishes straight from its block reduction: the two-phase path would put a
+// workspace store, two fences, an atomic round trip to L2, a reload and a second block
+// reduction on the path to the result. The counter is not touched and stays 0. The result has
+// the two-phase path's bits: that path's second phase computes combine(identity, partial) and
+// then only combines with identities, which leave a value unchanged; the one combine with the
+// identity is kept here because it is not a no-op for a ddot partial of -0.0 (products that
+// underflow to -0.0), which it turns into +0.0, as reference BLAS's 0.0 + x does.
 template <class Acc, class Finish>
-__device__ __forceinline__ void reduce_grid(Acc acc, void* workspace, HostSignal signal,
-                                            Finish finish) {
+__device__ __forceinline__ void reduce_grid(Acc acc, void* workspace, Finish finish) {
   static_assert(sizeof(Acc) <= CUH_WORKSPACE_SLOT_BYTES, "partial does not fit a workspace slot");
+  if (gridDim.x == 1) {
+    acc = block_reduce(acc);
+    if (threadIdx.x == 0) {
+      finish(combine(Acc::identity(), acc));
+    }
+    return;
+  }
   char* const base = static_cast<char*>(workspace);
   unsigned* const counter = reinterpret_cast<unsigned*>(base + CUH_WORKSPACE_COUNTER_OFFSET);
   // Slots are CUH_WORKSPACE_SLOT_BYTES apart whatever the partial's size.
@@ -513,7 +553,6 @@ __device__ __forceinline__ void reduce_grid(Acc acc, void* workspace, HostSignal
     // Only this launch uses the workspace now and every block has arrived, so a plain store
     // leaves it ready for the next reduction on the stream.
     *counter = 0;
-    signal.raise();
   }
 }
 
@@ -643,9 +682,10 @@ struct Reduce1Vector {
   }
 };
 
+// `acc` is the calling thread's starting accumulator (the identity unless the op seeds one).
 template <class Rule, class Acc, class T>
-__device__ __forceinline__ Acc reduce1(long long n, const T* x, long long incx) {
-  Acc acc = Acc::identity();
+__device__ __forceinline__ Acc reduce1(long long n, const T* x, long long incx,
+                                       Acc acc = Acc::identity()) {
   if (incx == 1) {
     unit_stride<T, kReduceUnroll>(n, x, Reduce1Scalar<Rule, T>{x, 1, 0},
                                   Reduce1Vector<Rule, T>{x, 0}, acc);
@@ -707,8 +747,8 @@ __device__ __forceinline__ void dot(long long n, const T* x, long long incx, con
     grid_stride<kStridedUnroll2>(
         n, DotScalar<T>{strided_base(x, n, incx), incx, strided_base(y, n, incy), incy}, acc);
   }
-  reduce_grid(acc, workspace, HostSignal{result, sequence},
-              [&](Sum total) { *result = static_cast<T>(total.s); });
+  const ResultSlot<T> out{result, sequence};
+  reduce_grid(acc, workspace, [&](Sum total) { out.store(static_cast<T>(total.s)); });
 }
 
 }  // namespace
@@ -782,16 +822,16 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_snrm2(long long n, const float*
                                                        float* result,
                                                        unsigned long long sequence) {
   const Sum acc = reduce1<SquareSum, Sum>(n, x, incx);
-  reduce_grid(acc, workspace, HostSignal{result, sequence},
-              [&](Sum total) { *result = static_cast<float>(sqrt(total.s)); });
+  const ResultSlot<float> out{result, sequence};
+  reduce_grid(acc, workspace, [&](Sum total) { out.store(static_cast<float>(sqrt(total.s))); });
 }
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_dnrm2(long long n, const double* __restrict__ x,
                                                        long long incx, void* workspace,
                                                        double* result,
                                                        unsigned long long sequence) {
   const Blue acc = reduce1<SquareSum, Blue>(n, x, incx);
-  reduce_grid(acc, workspace, HostSignal{result, sequence},
-              [&](Blue total) { *result = blue_finish(total); });
+  const ResultSlot<double> out{result, sequence};
+  reduce_grid(acc, workspace, [&](Blue total) { out.store(blue_finish(total)); });
 }
 
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_sasum(long long n, const float* __restrict__ x,
@@ -799,16 +839,16 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_sasum(long long n, const float*
                                                        float* result,
                                                        unsigned long long sequence) {
   const Sum acc = reduce1<AbsSum, Sum>(n, x, incx);
-  reduce_grid(acc, workspace, HostSignal{result, sequence},
-              [&](Sum total) { *result = static_cast<float>(total.s); });
+  const ResultSlot<float> out{result, sequence};
+  reduce_grid(acc, workspace, [&](Sum total) { out.store(static_cast<float>(total.s)); });
 }
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_dasum(long long n, const double* __restrict__ x,
                                                        long long incx, void* workspace,
                                                        double* result,
                                                        unsigned long long sequence) {
   const Sum acc = reduce1<AbsSum, Sum>(n, x, incx);
-  reduce_grid(acc, workspace, HostSignal{result, sequence},
-              [&](Sum total) { *result = total.s; });
+  const ResultSlot<double> out{result, sequence};
+  reduce_grid(acc, workspace, [&](Sum total) { out.store(total.s); });
 }
 
 // iamax returns the 1-based index of the first element of largest |x_i|, with reference BLAS's
@@ -816,23 +856,30 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_dasum(long long n, const double
 //   - if x_1 is NaN the answer is 1 (nothing compares greater than NaN);
 //   - otherwise NaN elements are never chosen, as if smaller than every number; in particular
 //     the answer is 1 when every element after the first is NaN.
-// The parallel search skips NaNs (they never compare greater) and the last block applies the
-// first rule by looking at x_1 itself.
+// The parallel search skips NaNs (they never compare greater). For the first rule, block 0's
+// thread 0 reads x_1 before it searches and, if x_1 is NaN, starts from {+Inf, index 0}, which
+// wins every comparison and combination (nothing is greater, no tie has a lower index). That
+// read is issued alongside the search's own loads, where a read of x_1 by the last block after
+// the combination was one more memory round trip on the way to the result.
+template <class T>
+__device__ __forceinline__ void iamax(long long n, const T* x, long long incx, void* workspace,
+                                      long long* result, unsigned long long sequence) {
+  MaxAbs<T> start = MaxAbs<T>::identity();
+  if (blockIdx.x == 0 && threadIdx.x == 0 && isnan(__ldg(x))) start = {T(INFINITY), 0};
+  const MaxAbs<T> acc = reduce1<FirstMaxAbs, MaxAbs<T>>(n, x, incx, start);
+  const ResultSlot<long long> out{result, sequence};
+  reduce_grid(acc, workspace, [&](MaxAbs<T> best) { out.store(best.index + 1); });
+}
+
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_isamax(long long n, const float* __restrict__ x,
                                                         long long incx, void* workspace,
                                                         long long* result,
                                                         unsigned long long sequence) {
-  const MaxAbs<float> acc = reduce1<FirstMaxAbs, MaxAbs<float>>(n, x, incx);
-  reduce_grid(acc, workspace, HostSignal{result, sequence}, [&](MaxAbs<float> best) {
-    *result = isnan(x[0]) ? 1 : best.index + 1;
-  });
+  iamax(n, x, incx, workspace, result, sequence);
 }
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_idamax(long long n, const double* __restrict__ x,
                                                         long long incx, void* workspace,
                                                         long long* result,
                                                         unsigned long long sequence) {
-  const MaxAbs<double> acc = reduce1<FirstMaxAbs, MaxAbs<double>>(n, x, incx);
-  reduce_grid(acc, workspace, HostSignal{result, sequence}, [&](MaxAbs<double> best) {
-    *result = isnan(x[0]) ? 1 : best.index + 1;
-  });
+  iamax(n, x, incx, workspace, result, sequence);
 }

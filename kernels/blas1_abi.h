@@ -31,14 +31,16 @@
  *   CUH_WORKSPACE_COUNTER_OFFSET. The last block to arrive resets the counter to 0, so the
  *   workspace is ready for the next reduction without a memset. A launch that is aborted
  *   (sticky error) can leave the counter non-zero: zero the workspace again before reusing it.
- *   *result is written once, by the last block, with a plain store.
+ *   *result is written once, by the last block (for sequence != 0 as the packet below).
 
- Host signal (reductions' last parameter, `unsigned long long sequence`)
-   0: nothing more. Non-zero: result points into host memory mapped into the device (pinned,
-   cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP), and after storing *result the last block makes
-   it visible to the host (__threadfence_system) and then stores `sequence` as a 64-bit value at
-   CUH_HOST_SIGNAL_OFFSET bytes after result (8-byte aligned). A host that sees its sequence
-   number there can read *result at once, without waiting for the kernel's end.
+ Host result packet (reductions' last parameter, `unsigned long long sequence`)
+   0: *result is written with a plain store of the result's type. Non-zero: result points into
+   host memory mapped into the device (pinned, cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP),
+   16-byte aligned, and the last block writes CUH_HOST_RESULT_PACKET_BYTES there in one store:
+   four 32-bit words {low 32 bits of the result, flag, high 32 bits (0 for a 4-byte result),
+   flag}, flag = the low 32 bits of `sequence`. Each 8-byte half reaches the host whole (as in
+   NCCL's LL protocol), so a host that reads its flag in both halves has the whole result, at
+   once, without waiting for the kernel's end and without a fence between result and flag.
  */
 #ifndef CUHANDLE_BLAS1_ABI_H
 #define CUHANDLE_BLAS1_ABI_H
@@ -60,8 +62,7 @@
 #define CUH_WORKSPACE_COUNTER_OFFSET (CUH_MAX_REDUCE_BLOCKS * CUH_WORKSPACE_SLOT_BYTES)
 #define CUH_WORKSPACE_BYTES (CUH_WORKSPACE_COUNTER_OFFSET + 16)
 
-/* Where the host signal's sequence number goes, in bytes after the result (the widest result
-   is 8 bytes). */
-#define CUH_HOST_SIGNAL_OFFSET 8
+/* Bytes of the host result packet (see above). */
+#define CUH_HOST_RESULT_PACKET_BYTES 16
 
 #endif

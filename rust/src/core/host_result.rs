@@ -1,17 +1,18 @@
 //! The pinned host slot a reduction's result is read from, and how the host waits for it.
 //!
 //! Where the driver maps the slot into the device (always, with unified addressing), the kernel
-//! stores the result straight into it and then raises a sequence number next to it
-//! (`kernels/blas1_abi.h`, host signal). The host spins on that number for a short while, which
-//! ends the wait as soon as the result is there: no device-to-host copy to queue and wait for,
-//! and no wait for the kernel's end and the stream's completion to be signalled. When the number
-//! does not come within `SPIN_BUDGET` (a long queue ahead, or an error that stopped the stream),
+//! stores the result straight into it as a packet whose two 8-byte halves each carry a flag, the
+//! low 32 bits of a sequence number (`kernels/blas1_abi.h`, host result packet). The host spins
+//! until both halves carry its flag, which ends the wait as soon as the result is there: no
+//! device-to-host copy to queue and wait for, and no wait for the kernel's end and the stream's
+//! completion to be signalled. When the flags do not come within `SPIN_BUDGET` (a long queue
+//! ahead, or an error that stopped the stream),
 //! the host blocks in `cuStreamSynchronize` as before, which also reports any error (sticky
 //! ones included) as a `CudaException`.
 //!
 //! A slot is used by one reduction at a time: it belongs to a handle's workspace, whose lock is
-//! held from the launch to the read. Sequence numbers increase per slot, so a number left from
-//! an earlier reduction never passes for the current one.
+//! held from the launch to the read. Sequence numbers increase per slot, so a flag left from the
+//! previous reduction (the slot's only earlier content) never passes for the current one.
 
 use crate::core::context::Context;
 use crate::core::error::Result;
@@ -20,8 +21,9 @@ use cudarc::driver::sys::{CUdeviceptr, CUstream};
 use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
-/// Bytes of host memory the slot holds: the result (at most 8 bytes), then the sequence number.
+/// Bytes of host memory the slot holds: the result packet (or a copied result) at its start.
 pub const HOST_RESULT_BYTES: usize = 64;
+const _: () = assert!(abi::CUH_HOST_RESULT_PACKET_BYTES == 16 && abi::CUH_HOST_RESULT_PACKET_BYTES <= HOST_RESULT_BYTES);
 /// cuda.h's `CU_MEMHOSTALLOC_DEVICEMAP`: map the allocation into the device's address space.
 const CU_MEMHOSTALLOC_DEVICEMAP: u32 = 0x02;
 /// How long to spin for the signal before blocking in the driver. Long enough for a reduction
@@ -96,20 +98,20 @@ impl HostResult {
             // lock is held; `copy_from` lies in device memory of this context.
             ctx.check(unsafe { (api.cuMemcpyDtoHAsync)(self.host.cast(), copy_from, bytes, stream) }, "cuMemcpyDtoHAsync")?;
         }
-        let signal = self.signal_address();
         spin_then_block(
-            // SAFETY: the signal lies inside the slot (8-byte aligned); the device writes it, so
-            // it is read as volatile, and the acquire fence orders the result read after it.
-            || sequence != 0 && unsafe { std::ptr::read_volatile(signal) } == sequence,
+            || sequence != 0 && packet_bits(self.packet_words(), sequence).is_some(),
             // SAFETY: the stream belongs to the active context.
             || ctx.check(unsafe { (api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize"),
             if sequence == 0 { Duration::ZERO } else { SPIN_BUDGET },
         )
     }
 
-    fn signal_address(&self) -> *const u64 {
-        // SAFETY: CUH_HOST_SIGNAL_OFFSET + 8 <= HOST_RESULT_BYTES (see the tests).
-        unsafe { self.host.add(abi::CUH_HOST_SIGNAL_OFFSET) }.cast()
+    /// The packet's two 8-byte halves as they are now.
+    fn packet_words(&self) -> [u64; 2] {
+        // SAFETY: the slot is page-aligned and holds HOST_RESULT_BYTES >= 16 bytes (asserted
+        // above). The device writes it, so each half is read as volatile, in one aligned 8-byte
+        // read, which sees either all or none of the device's write of that half.
+        unsafe { [std::ptr::read_volatile(self.host as *const u64), std::ptr::read_volatile((self.host as *const u64).add(1))] }
     }
 
     /// The result as an f64: an i64 (iamax's index), an f32 or an f64.
@@ -117,7 +119,13 @@ impl HostResult {
     /// # Safety
     /// Only after `receive` returned Ok for the reduction that wrote it.
     pub unsafe fn read(&self, kind: ResultKind) -> f64 {
-        // SAFETY: the slot is page-aligned and holds >= 8 bytes; the write is complete (caller's
+        if self.device.is_some() {
+            // A packet: complete once `receive` returned (its flags were seen, or the stream that
+            // wrote it was synchronised), so its bits are taken as they are.
+            let [low, high] = self.packet_words();
+            return kind.value((low & 0xffff_ffff) | (high << 32));
+        }
+        // SAFETY: the slot is page-aligned and holds >= 8 bytes; the copy is complete (caller's
         // contract); volatile because it came from the device, outside this program's view.
         unsafe {
             match kind {
@@ -145,6 +153,25 @@ pub enum ResultKind {
     Index,
     F32,
     F64,
+}
+
+impl ResultKind {
+    /// The result whose bits (in the low 4 bytes for F32) are `bits`, as an f64.
+    fn value(self, bits: u64) -> f64 {
+        match self {
+            ResultKind::Index => bits as i64 as f64,
+            ResultKind::F32 => f32::from_bits(bits as u32) as f64,
+            ResultKind::F64 => f64::from_bits(bits),
+        }
+    }
+}
+
+/// The result bits of a packet read as two little-endian 8-byte halves {low 32 bits, flag} and
+/// {high 32 bits, flag}, if both flags are `sequence`'s (its low 32 bits): then each half was
+/// written by that reduction, and the halves are never torn (`kernels/blas1_abi.h`).
+fn packet_bits([low, high]: [u64; 2], sequence: u64) -> Option<u64> {
+    let flag = sequence & 0xffff_ffff;
+    (low >> 32 == flag && high >> 32 == flag).then_some((low & 0xffff_ffff) | (high << 32))
 }
 
 /// Spins on `signalled` for at most `budget`, then calls `block` (the driver's wait, which also
@@ -177,11 +204,37 @@ mod tests {
     use crate::core::error::Error;
     use std::cell::Cell;
 
+    /// The words as the kernel stores them: {low 32 bits, flag, high 32 bits, flag}, read back
+    /// as two little-endian u64s.
+    fn packet(bits: u64, flag: u32) -> [u64; 2] {
+        let words = [bits as u32, flag, (bits >> 32) as u32, flag];
+        let mut bytes = [0u8; 16];
+        for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        [u64::from_le_bytes(bytes[..8].try_into().unwrap()), u64::from_le_bytes(bytes[8..].try_into().unwrap())]
+    }
+
     #[test]
-    fn the_signal_fits_the_slot_after_the_widest_result() {
-        assert!(abi::CUH_HOST_SIGNAL_OFFSET >= 8);
-        assert_eq!(abi::CUH_HOST_SIGNAL_OFFSET % 8, 0);
-        assert!(abi::CUH_HOST_SIGNAL_OFFSET + 8 <= HOST_RESULT_BYTES);
+    fn a_packet_gives_its_bits_only_with_both_flags_of_its_sequence() {
+        let bits = (-2.5f64).to_bits();
+        assert_eq!(packet_bits(packet(bits, 7), 7), Some(bits));
+        assert_eq!(ResultKind::F64.value(packet_bits(packet(bits, 7), 7).unwrap()), -2.5);
+        let float = 1.25f32.to_bits() as u64;
+        assert_eq!(ResultKind::F32.value(packet_bits(packet(float, 3), 3).unwrap()), 1.25);
+        assert_eq!(ResultKind::Index.value(packet_bits(packet(1000, 3), 3).unwrap()), 1000.0);
+        // The previous reduction's packet, or a half of it next to a half of this one's: no.
+        assert_eq!(packet_bits(packet(bits, 6), 7), None);
+        let [old_low, _] = packet(0, 6);
+        let [_, new_high] = packet(bits, 7);
+        assert_eq!(packet_bits([old_low, new_high], 7), None);
+        assert_eq!(packet_bits([packet(bits, 7)[0], packet(0, 6)[1]], 7), None);
+        // The flag is the sequence number's low 32 bits, so numbers past 2^32 still work.
+        let big = (1u64 << 32) + 5;
+        assert_eq!(packet_bits(packet(bits, 5), big), Some(bits));
+        assert_eq!(packet_bits(packet(bits, 4), big), None);
+        // A zeroed slot never passes for the first reduction (sequence 1).
+        assert_eq!(packet_bits([0, 0], 1), None);
     }
 
     #[test]

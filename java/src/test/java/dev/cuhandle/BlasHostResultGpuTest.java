@@ -6,11 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
- * Host results of reductions arrive in a per-handle pinned slot that the kernel writes and signals
- * (rust/src/core/host_result.rs). Checks that results never mix up between threads that share one
+ * Host results of reductions arrive in a per-handle pinned slot that the kernel writes as a flagged
+ * packet (rust/src/core/host_result.rs). Checks that results never mix up between threads that share one
  * handle, or whose handles share a stream of the context's pool, and that a result queued behind
  * long work (so that the host stops spinning and blocks in the driver) is still the right one.
  * Every value is compared with a CPU reference on random data; the seed is in the messages.
@@ -120,6 +121,103 @@ class BlasHostResultGpuTest extends HandleGpuTestBase {
                 asum = doubled;
             }
         }
+    }
+
+    /**
+     * The host result is the packet the kernel wrote (its two 32-bit halves put back together): it has
+     * the same bits as the same reduction's device result, for float, double and index results, for
+     * one-block grids (n up to a few thousand) and multi-block ones, negative results (sign bit in the
+     * high half of a double) included; an iamax whose x_1 is NaN gives 1 both ways.
+     */
+    @Test
+    void hostResults_haveTheBitsOfDeviceResults() {
+        Random random = new Random(SEED ^ 0xb175L);
+        String seed = " (seed " + SEED + ")";
+        int max = 300_007;
+        try (Handle h = Handle.create(0); DeviceBuffer x = h.allocate(8L * max); DeviceBuffer y = h.allocate(8L * max);
+             DeviceBuffer r = h.allocate(8)) {
+            for (int n : new int[] {1, 7, 1000, 4099, max}) {
+                float[] xf = new float[n];
+                float[] yf = new float[n];
+                double[] xd = new double[n];
+                double[] yd = new double[n];
+                for (int i = 0; i < n; i++) {
+                    xf[i] = (float) (random.nextGaussian() * 1e3);
+                    yf[i] = (float) (random.nextGaussian() - 0.3); // dot results of either sign
+                    xd[i] = random.nextGaussian() * 1e-3;
+                    yd[i] = -Math.abs(random.nextGaussian()); // a negative ddot
+                }
+                String at = " at n=" + n + seed;
+                for (boolean dbl : new boolean[] {false, true}) {
+                    if (dbl) {
+                        x.upload(xd);
+                        y.upload(yd);
+                    } else {
+                        x.upload(xf);
+                        y.upload(yf);
+                    }
+                    String p = dbl ? "d" : "s";
+                    sameBits(p + "dot" + at, r, dbl,
+                            either(dbl, () -> Blas.ddot(h, n, x, 1, y, 1, r), () -> Blas.sdot(h, n, x, 1, y, 1, r)),
+                            () -> dbl ? bits(Blas.ddot(h, n, x, 1, y, 1)) : bits(Blas.sdot(h, n, x, 1, y, 1)));
+                    sameBits(p + "nrm2" + at, r, dbl,
+                            either(dbl, () -> Blas.dnrm2(h, n, x, 1, r), () -> Blas.snrm2(h, n, x, 1, r)),
+                            () -> dbl ? bits(Blas.dnrm2(h, n, x, 1)) : bits(Blas.snrm2(h, n, x, 1)));
+                    sameBits(p + "asum" + at, r, dbl,
+                            either(dbl, () -> Blas.dasum(h, n, x, 1, r), () -> Blas.sasum(h, n, x, 1, r)),
+                            () -> dbl ? bits(Blas.dasum(h, n, x, 1)) : bits(Blas.sasum(h, n, x, 1)));
+                    Runnable amaxToDevice = either(dbl, () -> Blas.idamax(h, n, x, 1, r), () -> Blas.isamax(h, n, x, 1, r));
+                    LongSupplier amax = () -> dbl ? Blas.idamax(h, n, x, 1) : Blas.isamax(h, n, x, 1);
+                    amaxToDevice.run();
+                    assertEquals(deviceLong(r), amax.getAsLong(), "i" + p + "amax" + at);
+                    if (dbl) {
+                        x.upload(new double[] {Double.NaN});
+                    } else {
+                        x.upload(new float[] {Float.NaN});
+                    }
+                    amaxToDevice.run();
+                    assertEquals(1L, deviceLong(r), "i" + p + "amax, x_1 NaN, device result" + at);
+                    assertEquals(1L, amax.getAsLong(), "i" + p + "amax, x_1 NaN" + at);
+                }
+            }
+        }
+    }
+
+    /** Runs a reduction into {@code r} and to the host, and checks that both results have the same bits. */
+    private static void sameBits(String what, DeviceBuffer r, boolean dbl, Runnable toDevice, LongSupplier hostBits) {
+        toDevice.run();
+        long device = dbl ? deviceDouble(r) : deviceFloat(r);
+        assertEquals(device, hostBits.getAsLong(), what);
+    }
+
+    private static Runnable either(boolean dbl, Runnable doubles, Runnable floats) {
+        return dbl ? doubles : floats;
+    }
+
+    private static long bits(float v) {
+        return Float.floatToRawIntBits(v);
+    }
+
+    private static long bits(double v) {
+        return Double.doubleToRawLongBits(v);
+    }
+
+    private static int deviceFloat(DeviceBuffer r) {
+        float[] v = new float[1];
+        r.download(v);
+        return Float.floatToRawIntBits(v[0]);
+    }
+
+    private static long deviceDouble(DeviceBuffer r) {
+        double[] v = new double[1];
+        r.download(v);
+        return Double.doubleToRawLongBits(v[0]);
+    }
+
+    private static long deviceLong(DeviceBuffer r) {
+        long[] v = new long[1];
+        r.download(v);
+        return v[0];
     }
 
     private static void assertClose(String what, double expected, double got, double tolerance, String seed) {
