@@ -102,7 +102,7 @@ final class Completions {
             try {
                 NativeApi.markerRelease(settled);
             } catch (RuntimeException e) {
-                NativeLog.LOGGER.log(System.Logger.Level.WARNING, "releasing a completion marker failed", e);
+                NativeLog.logger().log(System.Logger.Level.WARNING, "releasing a completion marker failed", e);
             }
             return failed ? FAILED : DONE;
         }
@@ -216,7 +216,7 @@ final class Completions {
                     lastSweep = now;
                 }
             } catch (RuntimeException | Error e) {
-                NativeLog.LOGGER.log(System.Logger.Level.WARNING, "the cuhandle completion thread caught an unexpected failure; continuing", e);
+                NativeLog.logger().log(System.Logger.Level.WARNING, "the cuhandle completion thread caught an unexpected failure; continuing", e);
             }
         }
     }
@@ -235,7 +235,7 @@ final class Completions {
                         healthy.add(p.handle);
                     }
                 } catch (RuntimeException e) {
-                    NativeLog.LOGGER.log(System.Logger.Level.WARNING, "settling a cuhandle future failed", e);
+                    NativeLog.logger().log(System.Logger.Level.WARNING, "settling a cuhandle future failed", e);
                 }
             }
         }
