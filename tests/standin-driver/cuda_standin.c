@@ -205,6 +205,8 @@ static int64_t g_work_ns;
 static _Thread_local int g_fail_next_sync;
 static _Thread_local int g_fail_allocs, g_fail_host_allocs;
 static long g_use_after_free, g_launches, g_out_of_bounds, g_bad_handles;
+/* Launches accepted while their stream's context was not the current one (CUDA 13.0 drivers). */
+static long g_launches_outside_current;
 /* The last launch: 1 = through cuLaunchKernelEx, 2 = cooperative, 4 = clustered; and its arguments laid
  * out at the kernel's parameter offsets (for kernels whose PTX was parsed). */
 static int g_last_launch_flags;
@@ -1687,7 +1689,10 @@ static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     int rc = check_kernel(f);
     if (rc) return rc;
     Stream *s;
-    if ((rc = resolve_stream(hStream, 1, &s))) return rc;
+    /* Drivers from 13.0 (contextless_probe.cu, driver 580) launch on a user stream in the stream's
+     * context, with no context or another one current; older ones are modelled as wanting the
+     * stream's context current. */
+    if ((rc = resolve_stream(hStream, driver_version() < 13000, &s))) return rc;
     if (extra) return NOT_SUPPORTED; /* cuhandle passes parameters through kernelParams only */
     if (gx < 1 || gy < 1 || gz < 1 || gx > 2147483647u || gy > 65535 || gz > 65535) return INVALID_VALUE;
     if (bx < 1 || by < 1 || bz < 1 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
@@ -1714,6 +1719,7 @@ static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned 
             if (k->sizes[i] == 8) memcpy(&op.pointers[op.npointers++], kernelParams[i], 8);
         return graph_record(s->capture, &op);
     }
+    if (!t_depth || t_stack[t_depth - 1] != s->ctx) g_launches_outside_current++;
     int64_t done = enqueue(s, g_work_ns);
     for (int i = 0; i < nargs; i++)
         if (k->sizes[i] == 8) argument_use(s->ctx, kernelParams[i], done);
@@ -1958,7 +1964,7 @@ static int control(int command, int arg, int *result) {
         *result = g_primary[arg] ? g_primary[arg]->retains : 0;
         return SUCCESS;
     case 7:
-        g_use_after_free = g_launches = g_out_of_bounds = g_bad_handles = 0;
+        g_use_after_free = g_launches = g_out_of_bounds = g_bad_handles = g_launches_outside_current = 0;
         *result = 0;
         return SUCCESS;
     case 8: *result = (int)g_launches; return SUCCESS;
@@ -1981,6 +1987,7 @@ static int control(int command, int arg, int *result) {
         return SUCCESS;
     case 40: *result = (int)g_graphs.n; return SUCCESS;
     case 41: *result = (int)g_graph_execs.n; return SUCCESS;
+    case 42: *result = (int)g_launches_outside_current; return SUCCESS;
     default: return INVALID_VALUE;
     }
 }

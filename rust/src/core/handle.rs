@@ -105,6 +105,20 @@ impl Handle {
         self.create_own_stream()
     }
 
+    /// The handle's own stream when work goes to it (no `setStream`, no capture in progress) and
+    /// it was already created: always a non-null stream of the handle's context, so stream-ordered
+    /// calls on it may skip activation where the driver allows it (see `launch::launch`). `None`
+    /// for a user stream (whose life the handle does not control), the legacy stream (which means
+    /// "the current context's") or a capture stream.
+    #[inline]
+    pub fn own_stream_in_use(&self) -> Option<CUstream> {
+        if self.current_stream.load(Ordering::Acquire) != OWN_STREAM {
+            return None;
+        }
+        let own = self.own_stream.load(Ordering::Acquire);
+        (!own.is_null()).then_some(own)
+    }
+
     /// The handle's default stream, taken from its context's pool on first use (see
     /// `stream_pool`: handles share a few streams instead of each creating and destroying one).
     #[cold]

@@ -3,7 +3,8 @@
 //! Launches that need launch attributes (cooperative, thread-block clusters) go through
 //! `cuLaunchKernelEx` with the attributes on the stack.
 
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT};
+use crate::core::driver::CuResult;
 use crate::core::handle::Handle;
 use cudarc::driver::sys::{CUfunction, CUkernel, CUstream};
 use std::ffi::c_void;
@@ -72,6 +73,18 @@ fn attributes(shape: &LaunchShape) -> ([LaunchAttribute; 2], u32) {
     (attrs, n as u32)
 }
 
+/// The first driver version whose `cuLaunchKernel` on a non-null stream is known to launch in
+/// the stream's context whatever is current on the thread (nothing, or another context, which
+/// stays current): tests/bench/contextless_probe.cu, run on the H200 with driver 580 (CUDA 13.0).
+/// From this version on, a launch on the handle's own stream skips activating the context (the
+/// `cuCtxGetCurrent` and the two `cuCtxSetCurrent` around it) and so leaves the caller's context
+/// untouched all the same (H4). Older drivers, never measured, keep the activated launch.
+const STREAM_CONTEXT_LAUNCH_SINCE: i32 = 13000;
+
+fn launches_in_the_streams_context(driver_version: i32) -> bool {
+    driver_version >= STREAM_CONTEXT_LAUNCH_SINCE
+}
+
 /// The instance of `kernel` in the handle's context (`cuKernelGetFunction`). Launching it
 /// spares the driver resolving the context-independent kernel to it on every launch. It stays
 /// valid while the kernel's library is loaded and the context lives; callers keep it per context
@@ -103,20 +116,33 @@ pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, 
     if arg_count > MAX_KERNEL_ARGS {
         return Err(Error::invalid_argument(format!("{arg_count} kernel arguments given; at most {MAX_KERNEL_ARGS} are supported")));
     }
-    let _scope = handle.activate()?;
-    let stream = handle.stream()?;
     let ctx = handle.context();
     let api = &ctx.driver().api;
     // No arguments: a null array, so the driver never reads the caller's (unused) entries.
     let params = if arg_count == 0 { std::ptr::null_mut() } else { params };
+    if !shape.needs_attributes() && launches_in_the_streams_context(ctx.driver().version) {
+        if let Some(stream) = handle.own_stream_in_use() {
+            // Without activation: H8/H11 validation still runs first, so a destroyed, reset or
+            // poisoned context is refused before the driver sees its stream.
+            ctx.validate()?;
+            // SAFETY: the caller's contract for `params`; `stream` is a live stream of the
+            // handle's context (its pool keeps it while the context lives, and the context was
+            // validated just now), and the driver launches in the stream's context whatever is
+            // current, from STREAM_CONTEXT_LAUNCH_SINCE on.
+            let rc = unsafe { launch_plain(handle, function, &shape, stream, params) };
+            // A driver that still wants a current context says so before queuing anything:
+            // then launch the usual way.
+            if rc != CUDA_ERROR_INVALID_CONTEXT {
+                return ctx.check(rc, "cuLaunchKernel");
+            }
+        }
+    }
+    let _scope = handle.activate()?;
+    let stream = handle.stream()?;
     if !shape.needs_attributes() {
-        let [gx, gy, gz] = shape.grid;
-        let [bx, by, bz] = shape.block;
-        // SAFETY: `function` is a function of the current context, or a CUkernel, which may be passed
-        // where a CUfunction is expected (the driver then uses the kernel's instance for the current
-        // context; CUDA 12 docs, verified in FIGURES.md). The
-        // parameter array holds `arg_count` valid pointers (the function's contract).
-        let rc = unsafe { (api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) };
+        // SAFETY: the caller's contract for `params`; the handle's context is current and
+        // `stream` is the handle's stream in it.
+        let rc = unsafe { launch_plain(handle, function, &shape, stream, params) };
         return ctx.check(rc, "cuLaunchKernel");
     }
     let (mut attrs, num_attrs) = attributes(&shape);
@@ -125,6 +151,20 @@ pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, 
     // live on this stack frame for the whole call and have cuda.h's layout (tests below).
     let rc = unsafe { (api.cuLaunchKernelEx)(&config, function, params, std::ptr::null_mut()) };
     ctx.check(rc, "cuLaunchKernelEx")
+}
+
+/// `cuLaunchKernel` of a shape without attributes.
+///
+/// # Safety
+/// `params` is null or holds as many valid argument pointers as the kernel takes; `stream` is a
+/// stream of the handle's context that the driver accepts with what is current on this thread.
+unsafe fn launch_plain(handle: &Handle, function: CUfunction, shape: &LaunchShape, stream: CUstream, params: *mut *mut c_void) -> CuResult {
+    let [gx, gy, gz] = shape.grid;
+    let [bx, by, bz] = shape.block;
+    // SAFETY: `function` is a function of the handle's context, or a CUkernel, which may be passed
+    // where a CUfunction is expected (the driver then uses the kernel's instance for the context it
+    // launches in; CUDA 12 docs, verified in FIGURES.md); the rest is the function's contract.
+    unsafe { (handle.context().driver().api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) }
 }
 
 #[cfg(test)]
@@ -139,6 +179,13 @@ mod tests {
         assert_eq!(std::mem::offset_of!(LaunchConfig, attrs), 40);
         assert_eq!(std::mem::offset_of!(LaunchConfig, num_attrs), 48);
         assert_eq!(std::mem::offset_of!(LaunchAttribute, value), 8);
+    }
+
+    #[test]
+    fn only_drivers_measured_to_launch_in_the_streams_context_skip_activation() {
+        assert!(!launches_in_the_streams_context(12080));
+        assert!(launches_in_the_streams_context(13000));
+        assert!(launches_in_the_streams_context(13010));
     }
 
     #[test]

@@ -175,7 +175,7 @@ final class Completions {
         try {
             NativeApi.markerRelease(marker);
         } catch (RuntimeException e) {
-            NativeLog.LOGGER.log(System.Logger.Level.WARNING, "releasing a completion marker failed", e);
+            NativeLog.logger().log(System.Logger.Level.WARNING, "releasing a completion marker failed", e);
         }
     }
 
@@ -382,7 +382,7 @@ final class Completions {
             DISPATCH.execute(() -> lead(markers));
             return true;
         } catch (RejectedExecutionException | OutOfMemoryError e) {
-            NativeLog.LOGGER.log(System.Logger.Level.WARNING, "the cuhandle completion thread could not hand over; completing inline", e);
+            NativeLog.logger().log(System.Logger.Level.WARNING, "the cuhandle completion thread could not hand over; completing inline", e);
             return false;
         }
     }
@@ -424,7 +424,7 @@ final class Completions {
                     return batch;
                 }
             } catch (RuntimeException | Error e) {
-                NativeLog.LOGGER.log(System.Logger.Level.WARNING, "the cuhandle completion thread caught an unexpected failure; continuing", e);
+                NativeLog.logger().log(System.Logger.Level.WARNING, "the cuhandle completion thread caught an unexpected failure; continuing", e);
             }
         }
     }
@@ -443,7 +443,7 @@ final class Completions {
                         healthy.add(p.handle);
                     }
                 } catch (RuntimeException e) {
-                    NativeLog.LOGGER.log(System.Logger.Level.WARNING, "settling a cuhandle future failed", e);
+                    NativeLog.logger().log(System.Logger.Level.WARNING, "settling a cuhandle future failed", e);
                 }
             }
         }

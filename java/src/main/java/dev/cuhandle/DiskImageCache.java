@@ -61,10 +61,10 @@ final class DiskImageCache {
                     return image;
                 }
             }
-            NativeLog.LOGGER.log(Level.WARNING, "cuhandle: the compile cache entry " + file + " is damaged; deleting it and compiling again");
+            NativeLog.logger().log(Level.WARNING, "cuhandle: the compile cache entry " + file + " is damaged; deleting it and compiling again");
             Files.deleteIfExists(file);
         } catch (IOException e) {
-            NativeLog.LOGGER.log(Level.DEBUG, "cuhandle: reading the compile cache entry " + file + " failed: " + e);
+            NativeLog.logger().log(Level.DEBUG, "cuhandle: reading the compile cache entry " + file + " failed: " + e);
         }
         return null;
     }
@@ -90,7 +90,7 @@ final class DiskImageCache {
             }
             temp = null;
         } catch (IOException | RuntimeException e) {
-            NativeLog.LOGGER.log(Level.DEBUG, "cuhandle: writing to the compile cache " + dir + " failed: " + e);
+            NativeLog.logger().log(Level.DEBUG, "cuhandle: writing to the compile cache " + dir + " failed: " + e);
         } finally {
             if (temp != null) {
                 try {
@@ -107,7 +107,7 @@ final class DiskImageCache {
         try {
             Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
         } catch (IOException | UnsupportedOperationException e) {
-            NativeLog.LOGGER.log(Level.DEBUG, "cuhandle: cannot restrict " + dir + " to its owner: " + e);
+            NativeLog.logger().log(Level.DEBUG, "cuhandle: cannot restrict " + dir + " to its owner: " + e);
         }
     }
 

@@ -14,7 +14,7 @@ final class Native {
 
     private static final NativeLoader.Loaded LOADED;
     private static final CudaException FAILURE;
-    /** Time spent configuring the library (stores settings, loads no driver; includes the System.Logger set-up). */
+    /** Time spent configuring the library (stores settings, loads no driver; the System.Logger is set up on another thread). */
     private static final long CONFIGURE_NANOS;
 
     static {
@@ -25,8 +25,10 @@ final class Native {
             loaded = NativeLoader.load();
             checkAbi(loaded);
             long t0 = System.nanoTime();
-            NativeApi.configure(System.getProperty(DRIVER_PROPERTY), NativeLog.enabledNativeLevel());
+            String driverPath = System.getProperty(DRIVER_PROPERTY);
+            NativeApi.configure(driverPath, NativeLog.ALL_NATIVE_LEVELS);
             NativeApi.configureNvrtc(System.getProperty(NVRTC_PROPERTY));
+            LogLevelSetup.startFor(driverPath);
             configureNanos = System.nanoTime() - t0;
         } catch (CudaException e) {
             failure = e;
@@ -39,6 +41,48 @@ final class Native {
     }
 
     private Native() {}
+
+    /**
+     * Sets up {@code System.Logger "dev.cuhandle"} off the loading path, then narrows the native log
+     * level to what the logger enables. Until then the native side keeps every record (level
+     * {@link NativeLog#ALL_NATIVE_LEVELS}); the logger filters them when they are published, so none is
+     * lost and none below the logger's level appears. The set-up (logging framework and its
+     * configuration) costs a fresh JVM 8-20 ms, which would otherwise delay the first
+     * {@code Handle.create()}. A named class rather than a lambda: the first lambda costs a fresh JVM
+     * milliseconds of bootstrap as well.
+     */
+    private static final class LogLevelSetup extends Thread {
+        private final String driverPath;
+
+        LogLevelSetup(String driverPath) {
+            super("cuhandle-log-setup");
+            this.driverPath = driverPath;
+            setDaemon(true);
+        }
+
+        /** Starts the set-up; where no thread can be started (a restrictive environment), runs it here. */
+        static void startFor(String driverPath) {
+            try {
+                new LogLevelSetup(driverPath).start();
+            } catch (RuntimeException | OutOfMemoryError noThread) {
+                narrowLevel(driverPath);
+            }
+        }
+
+        @Override
+        public void run() {
+            narrowLevel(driverPath);
+        }
+
+        private static void narrowLevel(String driverPath) {
+            try {
+                // configure again with the same driver path: only the level changes.
+                NativeApi.configure(driverPath, NativeLog.enabledNativeLevel());
+            } catch (Throwable e) {
+                // The native level stays at ALL_NATIVE_LEVELS: records still pass the logger's filter.
+            }
+        }
+    }
 
     /**
      * Refuses a libcuhandle of another cuhandle version (its native methods would not match these

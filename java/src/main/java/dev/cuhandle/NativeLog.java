@@ -16,7 +16,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * after a few idle seconds, so that it never pins cuhandle's class loader for long.
  */
 final class NativeLog {
-    static final System.Logger LOGGER = System.getLogger("dev.cuhandle");
+    /**
+     * The logger, made on first use: {@code System.getLogger} sets up the logging framework, 8-20 ms
+     * in a fresh JVM, which must not delay loading the library (see {@link Native}).
+     */
+    private static final class Holder {
+        static final System.Logger LOGGER = System.getLogger("dev.cuhandle");
+    }
+
+    /** The most verbose native level: used until the logger's level is known, so no record is lost. */
+    static final int ALL_NATIVE_LEVELS = 5;
 
     private static final System.Logger.Level[] LEVELS = {
         System.Logger.Level.OFF,
@@ -49,6 +58,11 @@ final class NativeLog {
     }
 
     private NativeLog() {}
+
+    /** The {@code System.Logger} named {@code dev.cuhandle}, made on first use. */
+    static System.Logger logger() {
+        return Holder.LOGGER;
+    }
 
     /** Called from Rust; {@code level} follows Rust's {@code log::Level} (1 = error .. 5 = trace). Never blocks. */
     static void log(int level, String message) {
@@ -95,9 +109,9 @@ final class NativeLog {
         try {
             int dropped = DROPPED.getAndSet(0);
             if (dropped > 0) {
-                LOGGER.log(System.Logger.Level.WARNING, dropped + " native log records were dropped: more than " + CAPACITY + " were waiting");
+                logger().log(System.Logger.Level.WARNING, dropped + " native log records were dropped: more than " + CAPACITY + " were waiting");
             }
-            LOGGER.log(LEVELS[r.level], r.message);
+            logger().log(LEVELS[r.level], r.message);
         } catch (RuntimeException e) {
             // A failing handler must not end the publishing of later records.
         } finally {
@@ -127,7 +141,7 @@ final class NativeLog {
     /** The most verbose Rust level Java currently enables, so disabled records cost nothing. */
     static int enabledNativeLevel() {
         for (int level = 5; level >= 1; level--) {
-            if (LOGGER.isLoggable(LEVELS[level])) {
+            if (logger().isLoggable(LEVELS[level])) {
                 return level;
             }
         }

@@ -148,11 +148,11 @@ final class NativeObject implements Runnable {
             if (!closedExplicitly && warnIfLeaked) {
                 String message = what + " was not closed and became unreachable; cuhandle released it. Close it (try-with-resources)"
                         + (origin == null ? " or run with -D" + DEBUG_LEAKS_PROPERTY + "=true to see where it was created" : "");
-                NativeLog.LOGGER.log(System.Logger.Level.WARNING, message, origin);
+                NativeLog.logger().log(System.Logger.Level.WARNING, message, origin);
             }
             free.accept(pointer);
         } catch (RuntimeException e) {
-            NativeLog.LOGGER.log(System.Logger.Level.WARNING, "releasing " + what + " failed", e);
+            NativeLog.logger().log(System.Logger.Level.WARNING, "releasing " + what + " failed", e);
         } finally {
             synchronized (this) {
                 released = true;

@@ -11,7 +11,7 @@ import java.lang.management.ManagementFactory;
  *       {@code first_handle_create}; then the loader's own steps inside it ({@code extract},
  *       {@code system_load}, {@code configure});</li>
  *   <li>{@code steps}: the same work one step at a time, each a row: {@code extract}, {@code system_load},
- *       {@code configure} (loading libcuhandle; configure includes setting up System.Logger), {@code driver_load} (loading libcuda, no cuInit),
+ *       {@code configure} (loading libcuhandle; System.Logger is set up on a background thread since the loader stopped waiting for it), {@code driver_load} (loading libcuda, no cuInit),
  *       {@code cuinit} ({@code Cuda.deviceCount()}), {@code retain} ({@code Handle.create(0)}: primary
  *       context retain and stream), {@code blas_first_call} (the first {@code Blas.sscal} and synchronize:
  *       loading the BLAS kernel image, first launch), {@code blas_second_call}.</li>

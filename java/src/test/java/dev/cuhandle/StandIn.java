@@ -122,4 +122,12 @@ public final class StandIn {
     public static int liveGraphExecs() {
         return control(41, 0);
     }
+
+    /**
+     * Launches the stand-in accepted while their stream's context was not current on the calling
+     * thread (nothing or another context current): what CUDA 13.0 drivers allow on a user stream.
+     */
+    public static int launchesOutsideCurrentContext() {
+        return control(42, 0);
+    }
 }
