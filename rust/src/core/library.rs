@@ -19,6 +19,7 @@ const JIT_LOG_BYTES: usize = 16 * 1024;
 const CUDA_ERROR_INVALID_VALUE: i32 = 1;
 const CUDA_ERROR_NOT_FOUND: i32 = 500;
 const CUDA_ERROR_INVALID_CONTEXT: i32 = 201;
+const CUDA_ERROR_CONTEXT_IS_DESTROYED: i32 = 709;
 /// No kernel has more parameters than this (the driver's limit is 4 KiB of parameters anyway).
 const MAX_PROBED_PARAMS: usize = 1024;
 
@@ -233,10 +234,11 @@ impl Library {
             // Lazy loading defers JIT compilation (and its errors) to the first lookup.
             return Err(Error::cuda(rc, "cuLibraryGetKernel", format!("{} (kernel '{name}'){}", self.driver.describe(rc), jit_log_text(&self.jit_log))));
         }
-        // The driver answers parameter queries only with a context current; without one the
+        // The driver answers parameter queries only with a live context current; without one (or
+        // with a destroyed one, which cudaDeviceReset leaves current on the calling thread) the
         // sizes are probed at the first launch, where the handle's context is active.
         let param_sizes = match self.param_sizes(raw) {
-            Err(e) if e.cuda_code() == Some(CUDA_ERROR_INVALID_CONTEXT) => ParamSizes::NeedContext,
+            Err(e) if matches!(e.cuda_code(), Some(CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_CONTEXT_IS_DESTROYED)) => ParamSizes::NeedContext,
             other => other?,
         };
         Ok(KernelInfo { raw, param_sizes })

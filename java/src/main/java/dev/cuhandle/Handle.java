@@ -5,6 +5,7 @@ import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A cuBLAS-style handle: bound to one driver context, with a default stream, usable from any thread
@@ -18,6 +19,8 @@ public final class Handle implements AutoCloseable {
     private final long contextId;
     private final Device device;
     private final boolean ownsPrimaryContext;
+    /** Futures of this handle not yet settled (Completions keeps it): close() skips their scan at 0. */
+    final AtomicInteger pendingFutures = new AtomicInteger();
     /** The graph capture in progress ({@link #capture(Runnable)}), or null. */
     volatile Capture capture;
 

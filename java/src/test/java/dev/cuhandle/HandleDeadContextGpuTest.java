@@ -224,6 +224,36 @@ class HandleDeadContextGpuTest extends HandleGpuTestBase {
         }
     }
 
+    /**
+     * cudaDeviceReset leaves the destroyed primary context current on the calling thread (observed on
+     * driver 580, RuntimeContextGpuTest). A kernel lookup there must not fail on that context: the
+     * parameter sizes are asked for at the first launch, in the handle's live context.
+     */
+    @Test
+    void h8_kernelLookupWithADestroyedContextCurrent_launchesInTheHandlesContext() {
+        long user = newUserContext(0);
+        try (Handle onUser = Handle.wrap(user)) {
+            long primary = NativeTestApi.retainPrimary(0);
+            NativeTestApi.setCurrent(primary);
+            NativeTestApi.resetPrimary(0);
+            boolean destroyedIsCurrent = NativeTestApi.currentContext() == primary;
+            System.out.println("[h8] after cuDevicePrimaryCtxReset the reset context is still current: " + destroyedIsCurrent);
+            try (Library lib = TestKernels.load()) {
+                Kernel addOne = assertDoesNotThrow(() -> lib.kernel("cuh_test_add_one"), "lookup with a destroyed context current");
+                float[] x = randomFloats(random, 256);
+                try (DeviceBuffer b = onUser.upload(x)) {
+                    onUser.launch(addOne, Dim3.of(1), Dim3.of(256), 0, b, 256);
+                    float[] out = new float[256];
+                    b.download(out);
+                    assertExact(afterAddOnes(x, 1), out, "a kernel looked up with a destroyed context current, launched on a user context");
+                }
+            }
+        } finally {
+            clearCurrent();
+            destroyQuietly(user);
+        }
+    }
+
     @Test
     void h8_primaryReset_userContextHandleUnaffected_primaryHandleFailsOnEveryThread() throws Exception {
         // A user-context handle is unaffected by a primary reset.

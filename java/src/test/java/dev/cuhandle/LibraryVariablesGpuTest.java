@@ -130,6 +130,23 @@ class LibraryVariablesGpuTest extends GpuTestSupport {
     }
 
     @Test
+    void aPrimaryResetGivesTheNewPrimaryContextFreshVariables_theOldViewsFailCleanly() {
+        int value = 1 + random.nextInt(1_000_000);
+        DeviceBuffer before = library.global(primary, "cuh_test_counter");
+        before.upload(new int[] {value});
+        assertEquals(value, readInt(before));
+        NativeTestApi.resetPrimary(0);
+        clearCurrent();
+        assertThrows(CudaException.class, () -> readInt(before), "a view into the reset context fails, never reads freed memory");
+        try (Handle fresh = Handle.create(0)) {
+            assertEquals(0, readInt(library.global(fresh, "cuh_test_counter")),
+                    "the re-created primary context gets the library's module again, with the variable's initial value");
+            fresh.launch(library.kernel("cuh_test_counter_add"), Dim3.of(1), Dim3.of(1), 0, value);
+            assertEquals(value, readInt(library.global(fresh, "cuh_test_counter")), "and the library's kernels update it there");
+        }
+    }
+
+    @Test
     void kernelsInEachContextUpdateOnlyThatContextsCopy() {
         Kernel add = library.kernel("cuh_test_counter_add");
         Kernel read = library.kernel("cuh_test_counter_read");
