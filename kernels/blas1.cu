@@ -756,12 +756,28 @@ __device__ __forceinline__ void dot(long long n, const T* x, long long incx, con
 // ---------------------------------------------------------------------------------------------
 // Entry points
 
+// Programmatic dependent launch (compute capability 9.0+; blas.rs launches these kernels with
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION there): the next BLAS kernel on the stream
+// may be scheduled while this one still runs, which hides the launch gap between dependent
+// kernels (graphs of BLAS calls, back-to-back calls). Every kernel first waits until the kernels
+// before it on the stream have completed and their writes are visible (griddepcontrol.wait), so
+// it never reads or writes memory early; then it lets its own dependents be scheduled. On older
+// devices these are no-ops and blas.rs launches without the attribute.
+__device__ __forceinline__ void cuh_dependent_launch_begin() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_sscal(long long n, float alpha, float* x,
                                                             long long incx) {
+  cuh_dependent_launch_begin();
   scal(n, alpha, x, incx);
 }
 extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_dscal(long long n, double alpha, double* x,
                                                             long long incx) {
+  cuh_dependent_launch_begin();
   scal(n, alpha, x, incx);
 }
 
@@ -769,12 +785,14 @@ extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_saxpy(long long n, float a
                                                             const float* __restrict__ x,
                                                             long long incx, float* __restrict__ y,
                                                             long long incy) {
+  cuh_dependent_launch_begin();
   axpy(n, alpha, x, incx, y, incy);
 }
 extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_daxpy(long long n, double alpha,
                                                             const double* __restrict__ x,
                                                             long long incx, double* __restrict__ y,
                                                             long long incy) {
+  cuh_dependent_launch_begin();
   axpy(n, alpha, x, incx, y, incy);
 }
 
@@ -782,23 +800,27 @@ extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_scopy(long long n,
                                                             const float* __restrict__ x,
                                                             long long incx, float* __restrict__ y,
                                                             long long incy) {
+  cuh_dependent_launch_begin();
   copy(n, x, incx, y, incy);
 }
 extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_dcopy(long long n,
                                                             const double* __restrict__ x,
                                                             long long incx, double* __restrict__ y,
                                                             long long incy) {
+  cuh_dependent_launch_begin();
   copy(n, x, incx, y, incy);
 }
 
 extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_sswap(long long n, float* __restrict__ x,
                                                             long long incx, float* __restrict__ y,
                                                             long long incy) {
+  cuh_dependent_launch_begin();
   swap(n, x, incx, y, incy);
 }
 extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_dswap(long long n, double* __restrict__ x,
                                                             long long incx, double* __restrict__ y,
                                                             long long incy) {
+  cuh_dependent_launch_begin();
   swap(n, x, incx, y, incy);
 }
 
@@ -807,6 +829,7 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_sdot(long long n, const float* 
                                                       long long incy, void* workspace,
                                                       float* result,
                                                       unsigned long long sequence) {
+  cuh_dependent_launch_begin();
   dot(n, x, incx, y, incy, workspace, result, sequence);
 }
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_ddot(long long n, const double* __restrict__ x,
@@ -814,6 +837,7 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_ddot(long long n, const double*
                                                       long long incy, void* workspace,
                                                       double* result,
                                                       unsigned long long sequence) {
+  cuh_dependent_launch_begin();
   dot(n, x, incx, y, incy, workspace, result, sequence);
 }
 
@@ -821,6 +845,7 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_snrm2(long long n, const float*
                                                        long long incx, void* workspace,
                                                        float* result,
                                                        unsigned long long sequence) {
+  cuh_dependent_launch_begin();
   const Sum acc = reduce1<SquareSum, Sum>(n, x, incx);
   const ResultSlot<float> out{result, sequence};
   reduce_grid(acc, workspace, [&](Sum total) { out.store(static_cast<float>(sqrt(total.s))); });
@@ -829,6 +854,7 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_dnrm2(long long n, const double
                                                        long long incx, void* workspace,
                                                        double* result,
                                                        unsigned long long sequence) {
+  cuh_dependent_launch_begin();
   const Blue acc = reduce1<SquareSum, Blue>(n, x, incx);
   const ResultSlot<double> out{result, sequence};
   reduce_grid(acc, workspace, [&](Blue total) { out.store(blue_finish(total)); });
@@ -838,6 +864,7 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_sasum(long long n, const float*
                                                        long long incx, void* workspace,
                                                        float* result,
                                                        unsigned long long sequence) {
+  cuh_dependent_launch_begin();
   const Sum acc = reduce1<AbsSum, Sum>(n, x, incx);
   const ResultSlot<float> out{result, sequence};
   reduce_grid(acc, workspace, [&](Sum total) { out.store(static_cast<float>(total.s)); });
@@ -846,6 +873,7 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_dasum(long long n, const double
                                                        long long incx, void* workspace,
                                                        double* result,
                                                        unsigned long long sequence) {
+  cuh_dependent_launch_begin();
   const Sum acc = reduce1<AbsSum, Sum>(n, x, incx);
   const ResultSlot<double> out{result, sequence};
   reduce_grid(acc, workspace, [&](Sum total) { out.store(total.s); });
@@ -875,11 +903,13 @@ extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_isamax(long long n, const float
                                                         long long incx, void* workspace,
                                                         long long* result,
                                                         unsigned long long sequence) {
+  cuh_dependent_launch_begin();
   iamax(n, x, incx, workspace, result, sequence);
 }
 extern "C" __global__ void CUH_REDUCE_BOUNDS cuh_idamax(long long n, const double* __restrict__ x,
                                                         long long incx, void* workspace,
                                                         long long* result,
                                                         unsigned long long sequence) {
+  cuh_dependent_launch_begin();
   iamax(n, x, incx, workspace, result, sequence);
 }

@@ -1755,7 +1755,8 @@ typedef struct {
 } LaunchConfig;
 
 /* Models the H200: cooperative grids up to 2048 resident threads per SM on 132 SMs; portable clusters
- * (up to 8 blocks) that divide the grid. Other attributes are NOT_SUPPORTED. */
+ * (up to 8 blocks) that divide the grid; programmatic stream serialization (alone) is accepted. Other
+ * attributes are NOT_SUPPORTED. */
 EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
     ENTER();
     if (!config || (config->numAttrs && !config->attrs)) RETURN(INVALID_VALUE);
@@ -1773,6 +1774,9 @@ EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void 
             if (!x || !y || !z || (uint64_t)x * y * z > 8) RETURN(INVALID_CLUSTER_SIZE);
             if (config->gridDimX % x || config->gridDimY % y || config->gridDimZ % z) RETURN(INVALID_CLUSTER_SIZE);
             flags |= 4;
+        } else if (a->id == 6) { /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION */
+            /* the BLAS kernels' dependent launches: the stand-in runs a stream's work in order anyway */
+            if (config->numAttrs != 1 || a->value.cooperative > 1) RETURN(INVALID_VALUE); /* an int 0 or 1 */
         } else {
             RETURN(NOT_SUPPORTED);
         }

@@ -233,11 +233,18 @@ fn launch(handle: &Handle, op: Op, p: Precision, n: i64, params: &mut [*mut c_vo
     let f = function(handle, op, p)?;
     let g = grid(handle, n, p, op.is_reduction());
     let ctx = handle.context();
-    // SAFETY: `f` is the kernel's function in the current context; `params` holds one pointer
-    // per kernel parameter, each to a local of the parameter's exact type (see callers).
-    let rc = unsafe {
-        (ctx.driver().api.cuLaunchKernel)(f, g, 1, 1, abi::CUH_BLOCK_THREADS as u32, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut())
-    };
+    let api = &ctx.driver().api;
+    let block = abi::CUH_BLOCK_THREADS as u32;
+    if handle.device().compute_capability.0 >= 9 {
+        // SAFETY: `f` is the kernel's function in the current context; `params` holds one pointer
+        // per kernel parameter, each to a local of the parameter's exact type (see callers); on
+        // compute capability 9.0+ every BLAS kernel waits (griddepcontrol.wait) before touching
+        // memory, which a dependent launch requires.
+        let rc = unsafe { launch::launch_dependent(api, f, g, block, stream, params.as_mut_ptr()) };
+        return ctx.check(rc, "cuLaunchKernelEx (BLAS)");
+    }
+    // SAFETY: as above, as a plain launch.
+    let rc = unsafe { (api.cuLaunchKernel)(f, g, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()) };
     ctx.check(rc, "cuLaunchKernel (BLAS)")
 }
 

@@ -16,6 +16,8 @@ pub const MAX_KERNEL_ARGS: usize = 64;
 const LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = 2;
 /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
 const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = 4;
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`.
+const LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: u32 = 6;
 
 #[derive(Debug, Clone, Copy)]
 pub struct LaunchShape {
@@ -165,6 +167,26 @@ unsafe fn launch_plain(handle: &Handle, function: CUfunction, shape: &LaunchShap
     // where a CUfunction is expected (the driver then uses the kernel's instance for the context it
     // launches in; CUDA 12 docs, verified in FIGURES.md); the rest is the function's contract.
     unsafe { (handle.context().driver().api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) }
+}
+
+/// Launches `function` (a 1-D grid) as a programmatic dependent launch: the driver may schedule it
+/// before the kernel ahead of it on `stream` has completed. Returns the driver's result.
+///
+/// # Safety
+/// As `cuLaunchKernel`: `function` belongs to the current context (or the stream's), `stream` is
+/// live, `params` holds one valid pointer per kernel parameter. And the kernel must execute
+/// `griddepcontrol.wait` before it touches memory (kernels/blas1.cu's
+/// `cuh_dependent_launch_begin`), which only compute capability 9.0 and newer do: otherwise it
+/// could read what the kernel ahead of it has not written yet.
+pub(crate) unsafe fn launch_dependent(
+    api: &crate::core::driver::DriverApi, function: CUfunction, grid: u32, block: u32, stream: CUstream, params: *mut *mut c_void,
+) -> CuResult {
+    let mut attr = LaunchAttribute { id: LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, pad: 0, value: [0; 16] };
+    attr.value[0] = 1; // `int programmaticStreamSerializationAllowed`
+    let config = LaunchConfig { grid: [grid, 1, 1], block: [block, 1, 1], shared_bytes: 0, stream, attrs: &mut attr, num_attrs: 1 };
+    // SAFETY: the caller's contract above; `config` and `attr` live on this frame for the call
+    // and have cuda.h's layout (tests below).
+    unsafe { (api.cuLaunchKernelEx)(&config, function, params, std::ptr::null_mut()) }
 }
 
 #[cfg(test)]
