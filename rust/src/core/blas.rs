@@ -11,7 +11,7 @@ use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;
 use crate::core::host_result::ResultKind;
 use crate::core::kernels::{self, abi};
-use crate::core::launch;
+use crate::core::launch::{self, LaunchShape};
 use crate::core::memory::DeviceMemory;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUkernel, CUstream};
 use std::ffi::c_void;
@@ -233,19 +233,14 @@ fn launch(handle: &Handle, op: Op, p: Precision, n: i64, params: &mut [*mut c_vo
     let f = function(handle, op, p)?;
     let g = grid(handle, n, p, op.is_reduction());
     let ctx = handle.context();
-    let api = &ctx.driver().api;
-    let block = abi::CUH_BLOCK_THREADS as u32;
-    if handle.device().compute_capability.0 >= 9 {
-        // SAFETY: `f` is the kernel's function in the current context; `params` holds one pointer
-        // per kernel parameter, each to a local of the parameter's exact type (see callers); on
-        // compute capability 9.0+ every BLAS kernel waits (griddepcontrol.wait) before touching
-        // memory, which a dependent launch requires.
-        let rc = unsafe { launch::launch_dependent(api, f, g, block, stream, params.as_mut_ptr()) };
-        return ctx.check(rc, "cuLaunchKernelEx (BLAS)");
-    }
-    // SAFETY: as above, as a plain launch.
-    let rc = unsafe { (api.cuLaunchKernel)(f, g, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()) };
-    ctx.check(rc, "cuLaunchKernel (BLAS)")
+    // On compute capability 9.0+ every BLAS kernel waits (griddepcontrol.wait) before touching
+    // memory, so it may be a dependent launch (see LaunchShape::dependent).
+    let shape = LaunchShape { dependent: handle.device().compute_capability.0 >= 9, ..LaunchShape::linear(g, abi::CUH_BLOCK_THREADS as u32) };
+    // SAFETY: `f` is the kernel's function in the current context and `stream` the handle's
+    // stream; `params` holds one pointer per kernel parameter, each to a local of the parameter's
+    // exact type (see callers); the dependent shape's condition holds as said above.
+    let (rc, operation) = unsafe { launch::queue(&ctx.driver().api, f, &shape, stream, params.as_mut_ptr()) };
+    ctx.check(rc, operation)
 }
 
 /// A scalar in the kernel's precision, kept in 8 bytes so one pointer serves both.

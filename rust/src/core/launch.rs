@@ -4,7 +4,7 @@
 //! `cuLaunchKernelEx` with the attributes on the stack.
 
 use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT};
-use crate::core::driver::CuResult;
+use crate::core::driver::{CuResult, DriverApi};
 use crate::core::handle::Handle;
 use cudarc::driver::sys::{CUfunction, CUkernel, CUstream};
 use std::ffi::c_void;
@@ -28,11 +28,21 @@ pub struct LaunchShape {
     pub cooperative: bool,
     /// Thread-block cluster size in blocks; `[0, 0, 0]` launches without clusters.
     pub cluster: [u32; 3],
+    /// A programmatic dependent launch: the driver may schedule the kernel before the one ahead of
+    /// it on the stream has completed. Only for kernels that execute `griddepcontrol.wait` before
+    /// touching memory (kernels/blas1.cu's `cuh_dependent_launch_begin`, compute capability 9.0+),
+    /// or they could read what the kernel ahead has not written yet.
+    pub dependent: bool,
 }
 
 impl LaunchShape {
+    /// A 1-D grid of `blocks` blocks of `threads` threads, no shared memory, no attributes.
+    pub fn linear(blocks: u32, threads: u32) -> LaunchShape {
+        LaunchShape { grid: [blocks, 1, 1], block: [threads, 1, 1], shared_bytes: 0, cooperative: false, cluster: [0, 0, 0], dependent: false }
+    }
+
     fn needs_attributes(&self) -> bool {
-        self.cooperative || self.cluster != [0, 0, 0]
+        self.cooperative || self.cluster != [0, 0, 0] || self.dependent
     }
 }
 
@@ -58,9 +68,9 @@ pub struct LaunchConfig {
 }
 
 /// The attributes a shape asks for, in a fixed array (no allocation); returns how many are used.
-fn attributes(shape: &LaunchShape) -> ([LaunchAttribute; 2], u32) {
+fn attributes(shape: &LaunchShape) -> ([LaunchAttribute; 3], u32) {
     let empty = LaunchAttribute { id: 0, pad: 0, value: [0; 16] };
-    let mut attrs = [empty; 2];
+    let mut attrs = [empty; 3];
     let mut n = 0;
     if shape.cooperative {
         attrs[n].id = LAUNCH_ATTRIBUTE_COOPERATIVE;
@@ -70,6 +80,11 @@ fn attributes(shape: &LaunchShape) -> ([LaunchAttribute; 2], u32) {
     if shape.cluster != [0, 0, 0] {
         attrs[n].id = LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         attrs[n].value[..3].copy_from_slice(&shape.cluster); // `struct { unsigned x, y, z; } clusterDim`
+        n += 1;
+    }
+    if shape.dependent {
+        attrs[n].id = LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n].value[0] = 1; // `int programmaticStreamSerializationAllowed`
         n += 1;
     }
     (attrs, n as u32)
@@ -131,7 +146,7 @@ pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, 
             // handle's context (its pool keeps it while the context lives, and the context was
             // validated just now), and the driver launches in the stream's context whatever is
             // current, from STREAM_CONTEXT_LAUNCH_SINCE on.
-            let rc = unsafe { launch_plain(handle, function, &shape, stream, params) };
+            let (rc, _) = unsafe { queue(api, function, &shape, stream, params) };
             // A driver that still wants a current context says so before queuing anything:
             // then launch the usual way.
             if rc != CUDA_ERROR_INVALID_CONTEXT {
@@ -141,52 +156,35 @@ pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, 
     }
     let _scope = handle.activate()?;
     let stream = handle.stream()?;
+    // SAFETY: the caller's contract for `params`; the handle's context is current and `stream` is
+    // the handle's stream in it.
+    let (rc, operation) = unsafe { queue(api, function, &shape, stream, params) };
+    ctx.check(rc, operation)
+}
+
+/// Queues `function` on `stream`: `cuLaunchKernel`, or `cuLaunchKernelEx` when the shape asks for
+/// launch attributes. Returns the driver's result and the call's name for errors.
+///
+/// # Safety
+/// `params` is null or holds as many valid argument pointers as the kernel takes; `function` is a
+/// function of the stream's context, or a CUkernel, which may be passed where a CUfunction is
+/// expected (the driver then uses the kernel's instance for the context it launches in; CUDA 12
+/// docs, verified in FIGURES.md); `stream` is live and accepted with what is current on this
+/// thread; a `dependent` shape's kernel waits before touching memory (see `LaunchShape`).
+pub(crate) unsafe fn queue(api: &DriverApi, function: CUfunction, shape: &LaunchShape, stream: CUstream, params: *mut *mut c_void) -> (CuResult, &'static str) {
     if !shape.needs_attributes() {
-        // SAFETY: the caller's contract for `params`; the handle's context is current and
-        // `stream` is the handle's stream in it.
-        let rc = unsafe { launch_plain(handle, function, &shape, stream, params) };
-        return ctx.check(rc, "cuLaunchKernel");
+        let [gx, gy, gz] = shape.grid;
+        let [bx, by, bz] = shape.block;
+        // SAFETY: the function's contract.
+        let rc = unsafe { (api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) };
+        return (rc, "cuLaunchKernel");
     }
-    let (mut attrs, num_attrs) = attributes(&shape);
+    let (mut attrs, num_attrs) = attributes(shape);
     let config = LaunchConfig { grid: shape.grid, block: shape.block, shared_bytes: shape.shared_bytes, stream, attrs: attrs.as_mut_ptr(), num_attrs };
-    // SAFETY: as above for the function and the parameters; `config` and the attributes it points to
-    // live on this stack frame for the whole call and have cuda.h's layout (tests below).
+    // SAFETY: the function's contract; `config` and the attributes it points to live on this
+    // stack frame for the whole call and have cuda.h's layout (tests below).
     let rc = unsafe { (api.cuLaunchKernelEx)(&config, function, params, std::ptr::null_mut()) };
-    ctx.check(rc, "cuLaunchKernelEx")
-}
-
-/// `cuLaunchKernel` of a shape without attributes.
-///
-/// # Safety
-/// `params` is null or holds as many valid argument pointers as the kernel takes; `stream` is a
-/// stream of the handle's context that the driver accepts with what is current on this thread.
-unsafe fn launch_plain(handle: &Handle, function: CUfunction, shape: &LaunchShape, stream: CUstream, params: *mut *mut c_void) -> CuResult {
-    let [gx, gy, gz] = shape.grid;
-    let [bx, by, bz] = shape.block;
-    // SAFETY: `function` is a function of the handle's context, or a CUkernel, which may be passed
-    // where a CUfunction is expected (the driver then uses the kernel's instance for the context it
-    // launches in; CUDA 12 docs, verified in FIGURES.md); the rest is the function's contract.
-    unsafe { (handle.context().driver().api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) }
-}
-
-/// Launches `function` (a 1-D grid) as a programmatic dependent launch: the driver may schedule it
-/// before the kernel ahead of it on `stream` has completed. Returns the driver's result.
-///
-/// # Safety
-/// As `cuLaunchKernel`: `function` belongs to the current context (or the stream's), `stream` is
-/// live, `params` holds one valid pointer per kernel parameter. And the kernel must execute
-/// `griddepcontrol.wait` before it touches memory (kernels/blas1.cu's
-/// `cuh_dependent_launch_begin`), which only compute capability 9.0 and newer do: otherwise it
-/// could read what the kernel ahead of it has not written yet.
-pub(crate) unsafe fn launch_dependent(
-    api: &crate::core::driver::DriverApi, function: CUfunction, grid: u32, block: u32, stream: CUstream, params: *mut *mut c_void,
-) -> CuResult {
-    let mut attr = LaunchAttribute { id: LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, pad: 0, value: [0; 16] };
-    attr.value[0] = 1; // `int programmaticStreamSerializationAllowed`
-    let config = LaunchConfig { grid: [grid, 1, 1], block: [block, 1, 1], shared_bytes: 0, stream, attrs: &mut attr, num_attrs: 1 };
-    // SAFETY: the caller's contract above; `config` and `attr` live on this frame for the call
-    // and have cuda.h's layout (tests below).
-    unsafe { (api.cuLaunchKernelEx)(&config, function, params, std::ptr::null_mut()) }
+    (rc, "cuLaunchKernelEx")
 }
 
 #[cfg(test)]
@@ -212,12 +210,16 @@ mod tests {
 
     #[test]
     fn attributes_follow_the_shape() {
-        let plain = LaunchShape { grid: [4, 1, 1], block: [32, 1, 1], shared_bytes: 0, cooperative: false, cluster: [0, 0, 0] };
+        let plain = LaunchShape::linear(4, 32);
         assert!(!plain.needs_attributes());
         let both = LaunchShape { cooperative: true, cluster: [2, 1, 1], ..plain };
         let (attrs, n) = attributes(&both);
         assert_eq!(n, 2);
         assert_eq!((attrs[0].id, attrs[0].value[0]), (LAUNCH_ATTRIBUTE_COOPERATIVE, 1));
         assert_eq!((attrs[1].id, &attrs[1].value[..3]), (LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &[2u32, 1, 1][..]));
+        let dependent = LaunchShape { dependent: true, ..plain };
+        assert!(dependent.needs_attributes());
+        let (attrs, n) = attributes(&dependent);
+        assert_eq!((n, attrs[0].id, attrs[0].value[0]), (1, LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1));
     }
 }

@@ -166,6 +166,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
             shared_bytes: shared as u32,
             cooperative,
             cluster: [cx as u32, cy as u32, cz as u32],
+            dependent: false, // user kernels need not wait with griddepcontrol.wait
         };
         // SAFETY: `params` is the address of the pointer array in the Java launch object's direct
         // buffer: each of its first `arg_count` entries points at that argument's bytes inside the
