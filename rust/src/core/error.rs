@@ -35,12 +35,20 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// `CUDA_ERROR_NOT_SUPPORTED`: a feature the installed driver is too old for.
-pub const CUDA_ERROR_NOT_SUPPORTED: i32 = 801;
-/// `CUDA_ERROR_CONTEXT_IS_DESTROYED`.
-pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: i32 = 709;
-/// `CUDA_ERROR_INVALID_CONTEXT`.
+// The driver's (and NVRTC's, mapped onto them) result codes that cuhandle makes or tests for,
+// named as in cuda.h; kept here once so that every module means the same number.
+pub const CUDA_ERROR_INVALID_VALUE: i32 = 1;
+pub const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
+pub const CUDA_ERROR_NOT_INITIALIZED: i32 = 3;
 pub const CUDA_ERROR_INVALID_CONTEXT: i32 = 201;
+pub const CUDA_ERROR_FILE_NOT_FOUND: i32 = 301;
+pub const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: i32 = 302;
+pub const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: i32 = 303;
+pub const CUDA_ERROR_NOT_FOUND: i32 = 500;
+pub const CUDA_ERROR_NOT_READY: i32 = 600;
+pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: i32 = 709;
+pub const CUDA_ERROR_NOT_SUPPORTED: i32 = 801;
+pub const CUDA_ERROR_UNKNOWN: i32 = 999;
 
 impl Error {
     pub fn cuda(code: i32, operation: impl Into<String>, message: impl Into<String>) -> Error {

@@ -1,13 +1,11 @@
 //! Events for ordering and timing work on a handle's stream.
 
 use crate::core::context::Context;
-use crate::core::error::Result;
+use crate::core::error::{Result, CUDA_ERROR_NOT_READY};
 use crate::core::handle::Handle;
 use cudarc::driver::sys::CUevent;
 use std::sync::Arc;
 
-/// `CUDA_ERROR_NOT_READY`: the event's work is still queued or running.
-const CUDA_ERROR_NOT_READY: i32 = 600;
 
 /// `cuEventQuery` of an event of `ctx` that the caller keeps alive: `Ok(true)` done,
 /// `Ok(false)` still running, an error when its work failed or the context is gone.

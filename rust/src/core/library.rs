@@ -1,7 +1,7 @@
 //! Context-independent modules (`cuLibraryLoadData`, rule H10) and their kernels (rule K2).
 
 use crate::core::driver::{self, Driver};
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND};
 use crate::core::image;
 use cudarc::driver::sys::{CUdevice, CUkernel, CUlibrary};
 use std::ffi::{c_void, CStr, CString};
@@ -16,10 +16,6 @@ const CU_JIT_LOG_VERBOSE: i32 = 12;
 const CU_LIBRARY_BINARY_IS_PRESERVED: i32 = 1;
 /// Bytes of each JIT log buffer (error and info).
 const JIT_LOG_BYTES: usize = 16 * 1024;
-const CUDA_ERROR_INVALID_VALUE: i32 = 1;
-const CUDA_ERROR_NOT_FOUND: i32 = 500;
-const CUDA_ERROR_INVALID_CONTEXT: i32 = 201;
-const CUDA_ERROR_CONTEXT_IS_DESTROYED: i32 = 709;
 /// No kernel has more parameters than this (the driver's limit is 4 KiB of parameters anyway).
 const MAX_PROBED_PARAMS: usize = 1024;
 

@@ -3,12 +3,11 @@
 //! offset can never reach the driver as a wild pointer.
 
 use crate::core::context::Context;
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::core::raw_value;
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 use std::sync::Arc;
 
-const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
 
 pub struct DeviceMemory {
     ptr: CUdeviceptr,

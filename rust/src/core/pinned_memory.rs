@@ -5,7 +5,7 @@
 //! holds it entered until its completion), so nothing here waits.
 
 use crate::core::context::Context;
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::core::memory::DeviceMemory;
 use cudarc::driver::sys::CUstream;
 use std::sync::Arc;
@@ -13,7 +13,6 @@ use std::sync::Arc;
 /// `CU_MEMHOSTALLOC_PORTABLE`: the memory counts as pinned in every context, not just the one
 /// that allocated it, so one host buffer can feed handles of several devices.
 const CU_MEMHOSTALLOC_PORTABLE: u32 = 1;
-const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
 
 pub struct PinnedMemory {
     ptr: *mut u8,

@@ -4,12 +4,11 @@
 //! (`cuLibraryGetManaged`).
 
 use crate::core::context::Context;
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, CUDA_ERROR_NOT_FOUND};
 use crate::core::library::Library;
 use cudarc::driver::sys::CUdeviceptr;
 use std::ffi::CString;
 
-const CUDA_ERROR_NOT_FOUND: i32 = 500;
 
 /// Where a variable lives: its device address and size in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,10 +5,8 @@ mod api;
 pub use api::{CuResult, DriverApi};
 
 use crate::core::configured_path::ConfiguredPath;
-use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_NOT_SUPPORTED};
+use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 
-/// `CUDA_ERROR_NOT_INITIALIZED`.
-const CUDA_ERROR_NOT_INITIALIZED: i32 = 3;
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
@@ -80,12 +78,6 @@ fn load() -> std::result::Result<Driver, CudaFailure> {
     load_from(&candidates)
 }
 
-/// `CUDA_ERROR_FILE_NOT_FOUND`: no candidate file of libcuda exists.
-const CUDA_ERROR_FILE_NOT_FOUND: i32 = 301;
-/// `CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND`: the file loaded but lacks a driver entry point.
-const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: i32 = 302;
-/// `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`: a libcuda file exists but the dynamic linker refused it.
-const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: i32 = 303;
 
 fn load_from(candidates: &[String]) -> std::result::Result<Driver, CudaFailure> {
     let fail = |code: i32, message: String| CudaFailure { code, operation: "loading the CUDA driver library".into(), message };

@@ -10,7 +10,7 @@ pub use target::{Output, Target};
 
 use crate::core::driver::{library_stem, linker_reason, mapped_path_of};
 use crate::core::configured_path::ConfiguredPath;
-use crate::core::error::{CudaFailure, Error, Result};
+use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 use api::NvrtcApi;
 use std::sync::{Mutex, OnceLock};
 
@@ -24,12 +24,6 @@ const LINKER_NAMES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so
 /// Folders where toolkits put NVRTC without registering it with the dynamic linker.
 const FOLDERS: &[&str] = &["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"];
 
-/// `CUDA_ERROR_FILE_NOT_FOUND`: no libnvrtc file was found.
-const CUDA_ERROR_FILE_NOT_FOUND: i32 = 301;
-/// `CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND`: the file loaded but lacks an NVRTC entry point.
-const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: i32 = 302;
-/// `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`: a libnvrtc file exists but could not be loaded or used.
-const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: i32 = 303;
 const OPERATION: &str = "loading NVRTC (libnvrtc, for run-time compilation)";
 const INSTALL: &str = "install the CUDA toolkit's NVRTC (Debian/Ubuntu: nvidia-cuda-toolkit; NVIDIA's repositories: cuda-nvrtc-12-x or cuda-nvrtc-13-x) or set -Dcuhandle.nvrtc.path=/path/to/libnvrtc.so (or CUHANDLE_NVRTC_PATH)";
 

@@ -2,15 +2,9 @@
 
 use super::api::{self, NvrtcApi, NvrtcResult, Program};
 use super::target::{Output, Target};
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_UNKNOWN};
 use std::ffi::{c_char, CStr, CString};
 
-/// `CUDA_ERROR_OUT_OF_MEMORY`.
-const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
-/// `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`: NVRTC could not use its builtins library.
-const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: i32 = 303;
-/// `CUDA_ERROR_UNKNOWN`: any other NVRTC failure (its own name is in the message).
-const CUDA_ERROR_UNKNOWN: i32 = 999;
 
 /// What to compile. `options` are NVRTC options without the architecture (the target adds it).
 #[derive(Debug, Clone, Default)]
