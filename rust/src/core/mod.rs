@@ -16,6 +16,7 @@ pub mod library;
 pub mod memory;
 pub mod nvrtc;
 pub mod raw_value;
+pub mod shared_library;
 pub mod blas;
 pub mod completion;
 pub mod pinned_memory;

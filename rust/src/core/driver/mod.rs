@@ -5,6 +5,7 @@ mod api;
 pub use api::{CuResult, DriverApi};
 
 use crate::core::configured_path::ConfiguredPath;
+use crate::core::shared_library;
 use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 
 use std::ffi::CStr;
@@ -81,30 +82,18 @@ fn load() -> std::result::Result<Driver, CudaFailure> {
 
 fn load_from(candidates: &[String]) -> std::result::Result<Driver, CudaFailure> {
     let fail = |code: i32, message: String| CudaFailure { code, operation: "loading the CUDA driver library".into(), message };
-    let mut absent = Vec::new();
-    let mut refused = Vec::new();
-    for candidate in candidates {
-        // SAFETY: loading libcuda runs its initialisers, which are designed to run in any process.
-        match unsafe { libloading::Library::new(candidate) } {
-            Ok(library) => return finish_load(library, candidate).map_err(|(code, message)| fail(code, message)),
-            // The dynamic linker's own reason is kept: "wrong ELF class", "permission denied"...
-            Err(e) => {
-                let reason = linker_reason(&e);
-                if exists(candidate, &reason) {
-                    refused.push(format!("{candidate}: {reason}"));
-                } else {
-                    absent.push(format!("{candidate} ({reason})"));
-                }
-            }
-        }
-    }
+    let tried = match shared_library::open_first(candidates, finish_load) {
+        Ok(loaded) => return loaded.map_err(|(code, message)| fail(code, message)),
+        Err(tried) => tried,
+    };
+    let absent: Vec<String> = tried.absent.iter().map(|(candidate, reason)| format!("{candidate} ({reason})")).collect();
     let choose = format!("Set -Dcuhandle.driver.path=/path/to/libcuda.so.1 or {DRIVER_PATH_ENV} to choose one");
-    if !refused.is_empty() {
+    if !tried.refused.is_empty() {
         return Err(fail(
             CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
             format!(
                 "libcuda exists but could not be loaded: {}{}. {choose}",
-                refused.join("; "),
+                tried.refused.join("; "),
                 if absent.is_empty() { String::new() } else { format!("; also tried: {}", absent.join("; ")) }
             ),
         ));
@@ -113,24 +102,6 @@ fn load_from(candidates: &[String]) -> std::result::Result<Driver, CudaFailure> 
         CUDA_ERROR_FILE_NOT_FOUND,
         format!("libcuda was not found (is the NVIDIA driver installed?); tried: {}. {choose}", absent.join("; ")),
     ))
-}
-
-/// Whether a failed candidate is a file that exists (so its load error is the interesting part)
-/// rather than a name the dynamic linker found nowhere.
-fn exists(candidate: &str, reason: &str) -> bool {
-    if candidate.contains('/') {
-        return std::path::Path::new(candidate).exists();
-    }
-    !reason.contains("No such file or directory")
-}
-
-/// The dynamic linker's own words (`dlerror()`), which libloading keeps as the error's source:
-/// its Display alone says only "dlopen failed".
-pub(crate) fn linker_reason(error: &libloading::Error) -> String {
-    match std::error::Error::source(error) {
-        Some(source) => source.to_string(),
-        None => error.to_string(),
-    }
 }
 
 fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Result<Driver, (i32, String)> {

@@ -8,7 +8,8 @@ mod target;
 pub use program::{Outcome, Request};
 pub use target::{Output, Target};
 
-use crate::core::driver::{library_stem, linker_reason, mapped_path_of};
+use crate::core::driver::{library_stem, mapped_path_of};
+use crate::core::shared_library;
 use crate::core::configured_path::ConfiguredPath;
 use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 use api::NvrtcApi;
@@ -103,23 +104,10 @@ fn version_key(name: &str) -> Vec<u32> {
 
 fn load_from(candidates: &[String]) -> std::result::Result<Nvrtc, CudaFailure> {
     let fail = |code: i32, message: String| CudaFailure { code, operation: OPERATION.to_string(), message };
-    let mut absent = Vec::new();
-    let mut refused = Vec::new();
-    for candidate in candidates {
-        // SAFETY: loading libnvrtc runs its initialisers, which are designed to run in any process.
-        match unsafe { libloading::Library::new(candidate) } {
-            Ok(library) => return finish_load(library, candidate).map_err(|(code, message)| fail(code, message)),
-            Err(e) => {
-                let reason = linker_reason(&e);
-                let exists = if candidate.contains('/') { std::path::Path::new(candidate).exists() } else { !reason.contains("No such file or directory") };
-                if exists {
-                    refused.push(format!("{candidate}: {reason}"));
-                } else {
-                    absent.push(candidate.clone());
-                }
-            }
-        }
-    }
+    let (absent, refused) = match shared_library::open_first(candidates, finish_load) {
+        Ok(loaded) => return loaded.map_err(|(code, message)| fail(code, message)),
+        Err(tried) => (tried.absent.into_iter().map(|(candidate, _)| candidate).collect::<Vec<_>>(), tried.refused),
+    };
     if !refused.is_empty() {
         return Err(fail(
             CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
