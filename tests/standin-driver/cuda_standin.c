@@ -1992,6 +1992,7 @@ static int control(int command, int arg, int *result) {
     case 40: *result = (int)g_graphs.n; return SUCCESS;
     case 41: *result = (int)g_graph_execs.n; return SUCCESS;
     case 42: *result = (int)g_launches_outside_current; return SUCCESS;
+    case 43: *result = (int)g_host.n; return SUCCESS;
     default: return INVALID_VALUE;
     }
 }

@@ -4,6 +4,7 @@ import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Page-locked ("pinned") host memory ({@code cuMemHostAlloc}, portable to every context), the
@@ -14,10 +15,10 @@ import java.util.Objects;
  * <p><b>Lifetime.</b> An asynchronous copy keeps the buffer in use until its future completes:
  * {@link #close()} (and the cleaner) wait until then, so the GPU never reads or writes freed
  * memory. The typed accessors ({@link #getFloat}, {@link #put(long, float[], int, int)} ...) check
- * that the buffer is open and throw {@link IllegalStateException} after close. The views of
- * {@link #asByteBuffer()} cannot be checked: a {@code ByteBuffer} has no way to learn that its
- * memory went away, and touching one after {@link #close()} reads or writes freed memory (it may
- * crash the JVM). Drop every view before closing, exactly as with memory you free yourself.
+ * that the buffer is open and throw {@link IllegalStateException} after close. A view from
+ * {@link #asByteBuffer()} keeps the pinned memory alive (rule L1): the memory is freed once the
+ * buffer is closed (or cleaned) <i>and</i> no view handed out is reachable any more, so a view
+ * never touches freed memory. Drop the views you no longer need: until then the memory stays pinned.
  *
  * <p>The bytes are shared with the GPU: reading a destination before the download's future
  * completes, or writing a source before the upload's future completes, sees or changes data the
@@ -30,6 +31,8 @@ public final class HostBuffer implements AutoCloseable {
     private static final long SEGMENT_OVERLAP = 8;
 
     private final NativeObject state;
+    /** The pinned memory and who holds it: this buffer until closed, and every view handed out. */
+    private final PinnedMemory memory;
     private final long address;
     private final long byteLength;
     /** Views used only while entered; never handed out. */
@@ -54,7 +57,34 @@ public final class HostBuffer implements AutoCloseable {
         }
         this.address = a;
         this.segments = views;
-        this.state = NativeObject.register(this, pointer, "HostBuffer", NativeApi::pinnedFree);
+        PinnedMemory m = new PinnedMemory(pointer);
+        this.memory = m;
+        this.state = NativeObject.register(this, pointer, "HostBuffer", p -> m.release()); // not `this`: the cleaner must not reach it
+    }
+
+    /**
+     * Pinned memory with a count of holders: the HostBuffer (released by its close or cleaner) and each
+     * ByteBuffer view handed out (released by a cleaner once the view is unreachable). Freed at zero.
+     */
+    private static final class PinnedMemory {
+        private final long pointer;
+        private final AtomicInteger holders = new AtomicInteger(1);
+
+        PinnedMemory(long pointer) {
+            this.pointer = pointer;
+        }
+
+        /** Makes {@code view} a holder until it becomes unreachable. Called entered, so the count is above 0. */
+        void holdFor(ByteBuffer view) {
+            holders.incrementAndGet();
+            NativeObject.onUnreachable(view, this::release);
+        }
+
+        void release() {
+            if (holders.decrementAndGet() == 0) {
+                NativeApi.pinnedFree(pointer);
+            }
+        }
     }
 
     /**
@@ -85,9 +115,8 @@ public final class HostBuffer implements AutoCloseable {
     }
 
     /**
-     * A direct ByteBuffer over the whole buffer, in native byte order. <b>Unchecked:</b> it must not be used
-     * after {@link #close()} (see the class description); prefer the typed accessors where that cannot be
-     * ruled out.
+     * A direct ByteBuffer over the whole buffer, in native byte order. The view keeps the pinned memory
+     * alive until it is unreachable, also past {@link #close()} (see the class description).
      *
      * @return a new view of the whole buffer
      * @throws IllegalArgumentException if the buffer holds more than {@link Integer#MAX_VALUE} bytes (use
@@ -102,8 +131,8 @@ public final class HostBuffer implements AutoCloseable {
     }
 
     /**
-     * A direct ByteBuffer over {@code length} bytes from {@code offset}, in native byte order. <b>Unchecked:</b>
-     * it must not be used after {@link #close()} (see the class description).
+     * A direct ByteBuffer over {@code length} bytes from {@code offset}, in native byte order. The view keeps
+     * the pinned memory alive until it is unreachable, also past {@link #close()} (see the class description).
      *
      * @param offset first byte of the view
      * @param length bytes in the view
@@ -115,7 +144,9 @@ public final class HostBuffer implements AutoCloseable {
         checkRange(offset, length, 1);
         long p = state.enter();
         try {
-            return NativeApi.pinnedByteBuffer(p, offset, length).order(ByteOrder.nativeOrder());
+            ByteBuffer view = NativeApi.pinnedByteBuffer(p, offset, length).order(ByteOrder.nativeOrder());
+            memory.holdFor(view);
+            return view;
         } finally {
             exit();
         }

@@ -70,6 +70,20 @@ final class NativeObject implements Runnable {
         return object;
     }
 
+    /**
+     * Runs {@code action} on the cleaner thread once {@code referent} is unreachable (for views that hold
+     * their owner's memory, which has no close of its own). {@code action} must not reach {@code referent}.
+     */
+    static void onUnreachable(Object referent, Runnable action) {
+        CLEANER.register(referent, () -> {
+            try {
+                action.run();
+            } catch (RuntimeException e) {
+                NativeLog.logger().log(System.Logger.Level.WARNING, "releasing memory behind a view failed", e);
+            }
+        });
+    }
+
     /** Releases a pointer that was never registered (an owner's constructor failed), keeping {@code failure} primary. */
     static void freeNow(long pointer, LongConsumer free, Throwable failure) {
         try {

@@ -112,6 +112,36 @@ class AsyncGpuTest extends KernelGpuTestBase {
         }
     }
 
+    /** L1 for ByteBuffer views: closing (or cleaning) the HostBuffer never frees memory a view still reaches. */
+    @Test
+    void a1_aByteBufferViewKeepsThePinnedMemoryAfterCloseUntilItIsUnreachable() throws Exception {
+        try (Handle h = Handle.create(0)) {
+            int before = StandIn.active() ? StandIn.liveHostAllocations() : -1;
+            useAViewAfterClose(h, before);
+            if (StandIn.active()) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (StandIn.liveHostAllocations() != before && System.nanoTime() < deadline) {
+                    System.gc();
+                    Thread.sleep(10);
+                }
+                assertEquals(before, StandIn.liveHostAllocations(), "the memory is freed once the view is unreachable");
+            }
+        }
+    }
+
+    /** The view lives only in this frame, so it is unreachable once this returns. */
+    private static void useAViewAfterClose(Handle h, int liveBefore) {
+        HostBuffer host = h.allocateHost(4096);
+        ByteBuffer view = host.asByteBuffer();
+        host.close();
+        assertThrows(IllegalStateException.class, () -> host.getInt(0), "the buffer's own accessors are closed");
+        view.putInt(4092, 0x5EED);
+        assertEquals(0x5EED, view.getInt(4092), "the view still reaches live memory after close");
+        if (liveBefore >= 0) {
+            assertEquals(liveBefore + 1, StandIn.liveHostAllocations(), "the view holds the pinned memory past close()");
+        }
+    }
+
     @Test
     void a1_closedBuffersAndHandlesRefuseAsyncWork() {
         try (Handle h = Handle.create(0)) {

@@ -130,4 +130,9 @@ public final class StandIn {
     public static int launchesOutsideCurrentContext() {
         return control(42, 0);
     }
+
+    /** Pinned host allocations ({@code cuMemHostAlloc}) alive. */
+    public static int liveHostAllocations() {
+        return control(43, 0);
+    }
 }
