@@ -24,14 +24,16 @@ import jcuda.driver.JCudaDriver;
  *
  * <p>Prints CSV rows {@code impl,group,name,n,value,unit} (tests/bench/report.py's input):
  * <ul>
- *   <li>{@code <impl>,launch,args<k>,1,<us per launch>,us}: the median of 5 runs of 50,000 asynchronous
- *       launches and one synchronize, the implementations alternating run by run. impl is
- *       {@code cuhandle} (a thread with no context current: cuhandle activates and restores per call),
+ *   <li>{@code <impl>,launch,args<k>,1,<us per launch>,us}: the median of 7 runs of 50,000 asynchronous
+ *       launches and one synchronize, after every implementation and argument count was warmed up; the
+ *       implementations take turns run by run, who goes first rotating. impl is
+ *       {@code cuhandle} (a thread with no context current, which each call leaves so),
  *       {@code cuhandle_ctx_current} (the handle's context already current) or {@code jcuda} (the primary
  *       context made current once per thread, as JCuda requires);</li>
  *   <li>{@code <impl>,launch_threads,threads<t>,<t>,<launches per s>,launches/s}: t = 1, 4, 8, 16 threads,
  *       each with its own handle (cuhandle) or its own stream and the primary context current (JCuda),
- *       launching the empty kernel for about 300 ms then synchronizing; median of 3 runs.</li>
+ *       launching the empty kernel for about 300 ms then synchronizing; median of 5 runs, cuhandle and
+ *       JCuda taking turns.</li>
  * </ul>
  * Without JCuda's natives (JCuda does not load on this driver) only cuhandle's rows are printed, with a
  * {@code #} line saying why. Usage: {@code LaunchBenchmark [launches per run, default 50000]}.
@@ -46,7 +48,10 @@ public final class LaunchBenchmark {
             + " .param .f64 p5)\n{\n\tret;\n}\n";
     static final int[] ARG_COUNTS = {0, 1, 3, 6};
     static final int[] THREAD_COUNTS = {1, 4, 8, 16};
-    private static final int RUNS = 5;
+    private static final int RUNS = 7;
+    private static final int THROUGHPUT_RUNS = 5;
+    /** Launches per implementation and argument count before anything is timed. */
+    private static final int WARM_UP_LAUNCHES = 30_000;
     private static final long THROUGHPUT_NANOS = 300_000_000L;
 
     private LaunchBenchmark() {}
@@ -99,13 +104,22 @@ public final class LaunchBenchmark {
             } else {
                 System.out.println("# jcuda unavailable, only cuhandle measured: " + jcudaMissing);
             }
+            // Every launch path warmed up (JIT-compiled) before the first timed run: otherwise the
+            // first argument count measured pays for it, and the implementation measured first most.
+            for (int argCount : ARG_COUNTS) {
+                for (int impl = 0; impl < names.size(); impl++) {
+                    LauncherFactory factory = factories.get(impl);
+                    orNaN(names.get(impl), () -> onNewThread(factory, argCount, WARM_UP_LAUNCHES));
+                }
+            }
             for (int argCount : ARG_COUNTS) {
                 double[][] us = new double[names.size()][RUNS];
                 for (int run = 0; run < RUNS; run++) {
-                    for (int impl = 0; impl < names.size(); impl++) {
+                    for (int turn = 0; turn < names.size(); turn++) {
+                        // The order rotates run by run, so no implementation always goes first.
+                        int impl = (turn + run) % names.size();
                         LauncherFactory factory = factories.get(impl);
-                        boolean warm = run == 0;
-                        us[impl][run] = orNaN(names.get(impl), () -> onNewThread(factory, argCount, launches, warm));
+                        us[impl][run] = orNaN(names.get(impl), () -> onNewThread(factory, argCount, launches));
                     }
                 }
                 for (int impl = 0; impl < names.size(); impl++) {
@@ -115,17 +129,25 @@ public final class LaunchBenchmark {
                     }
                 }
             }
+            List<Integer> throughputImpls = new ArrayList<>();
+            for (int impl = 0; impl < names.size(); impl++) {
+                if (!names.get(impl).equals("cuhandle_ctx_current")) {
+                    throughputImpls.add(impl);
+                }
+            }
             for (int threads : THREAD_COUNTS) {
-                for (int impl = 0; impl < names.size(); impl++) {
-                    if (names.get(impl).equals("cuhandle_ctx_current")) {
-                        continue;
+                // The implementations take turns run by run (rotating who goes first), so that drift
+                // of the host over seconds hits them alike.
+                double[][] perSecond = new double[names.size()][THROUGHPUT_RUNS];
+                for (int run = 0; run < THROUGHPUT_RUNS; run++) {
+                    for (int turn = 0; turn < throughputImpls.size(); turn++) {
+                        int impl = throughputImpls.get((turn + run) % throughputImpls.size());
+                        LauncherFactory factory = factories.get(impl);
+                        perSecond[impl][run] = orNaN(names.get(impl), () -> throughput(factory, threads));
                     }
-                    double[] perSecond = new double[3];
-                    LauncherFactory factory = factories.get(impl);
-                    for (int run = 0; run < perSecond.length; run++) {
-                        perSecond[run] = orNaN(names.get(impl), () -> throughput(factory, threads));
-                    }
-                    double median = median(perSecond);
+                }
+                for (int impl : throughputImpls) {
+                    double median = median(perSecond[impl]);
                     if (!Double.isNaN(median)) {
                         System.out.printf("%s,launch_threads,threads%d,%d,%.0f,launches/s%n", names.get(impl), threads, threads, median);
                     }
@@ -155,13 +177,13 @@ public final class LaunchBenchmark {
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
-    /** µs per launch of one run on a fresh thread (a warm-up run first when {@code warm}). */
-    private static double onNewThread(LauncherFactory factory, int argCount, int launches, boolean warm) throws Exception {
+    /** µs per launch of one run on a fresh thread, after 1,000 launches that are not timed. */
+    private static double onNewThread(LauncherFactory factory, int argCount, int launches) throws Exception {
         double[] result = new double[1];
         Throwable[] failure = new Throwable[1];
         Thread t = new Thread(() -> {
             try (Launcher l = factory.onThisThread(argCount)) {
-                l.launchAndSync(warm ? 20_000 : 1000);
+                l.launchAndSync(1000);
                 long t0 = System.nanoTime();
                 l.launchAndSync(launches);
                 result[0] = (System.nanoTime() - t0) / 1e3 / launches;
