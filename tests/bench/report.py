@@ -37,6 +37,7 @@ PER_RUN_GROUPS = {"handle", "cold"}  # n is a run number there: aggregate over i
 BLAS_GOAL = 0.98
 HOST_GOAL_US = 10.0
 COLD_GOAL_MS = 50.0
+ACTIVATION_GOAL_NS = 60.0
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
 
 
@@ -190,7 +191,8 @@ def launch_section(d, out):
     out.append("")
     out.append("### Kernel launches against JCuda 12.6 (same JVM, same PTX kernels, grid 1, block 32)")
     out.append("")
-    out.append("us per launch, median of 5 runs of 50,000 asynchronous launches and one synchronize. "
+    out.append("us per launch, median of 7 runs of 50,000 asynchronous launches and one synchronize, after a "
+               "warm-up of every implementation and argument count; the implementations take turns run by run. "
                "cuhandle: a thread with no context current; ctx current: the handle's context made current first; "
                "JCuda: the primary context current (as JCuda needs); C: anchors.cu's raw `cuLaunchKernel`. "
                "Goal: cuhandle / JCuda at most 1.00.")
@@ -203,7 +205,8 @@ def launch_section(d, out):
         out.append(f"| {k} | " + " | ".join(cells + list(compared(ours, jc, lambda r: r <= 1.0))) + " |")
     out.append("")
     out.append("Launches per second, empty kernel, each thread its own handle (cuhandle) or its own stream with the "
-               "primary context current (JCuda); median of 3 runs of about 300 ms. Goal: cuhandle at least JCuda.")
+               "primary context current (JCuda); median of 5 runs of about 300 ms, cuhandle and JCuda taking turns. "
+               "Goal: cuhandle at least JCuda.")
     out.append("")
     header(out, "threads", "cuhandle", "JCuda", "C driver (anchors.cu)", "cuhandle / JCuda", "goal")
     for t in THREADS:
@@ -225,10 +228,29 @@ def handle_section(d, out):
     units = {}
     for impl, group, name, _n, _v, unit in d.rows:
         if group == "handle":
-            units[name] = unit
-    for name, unit in units.items():
-        s = d.spread("cuhandle", "handle", name)
-        out.append(f"| {name.replace('_', ' ')} ({unit}) | {s[0]:.1f} | {s[1]:.1f} | {s[2]:.1f} | {s[3]} |")
+            units[(impl, name)] = unit
+    for (impl, name), unit in units.items():
+        s = d.spread(impl, "handle", name)
+        label = name.replace('_', ' ') + (" (C)" if impl == "c" else "")
+        out.append(f"| {label} ({unit}) | {s[0]:.1f} | {s[1]:.1f} | {s[2]:.1f} | {s[3]} |")
+    activation_summary(d, out)
+
+
+def activation_summary(d, out):
+    """Issue 13's activation goal, next to the driver's own floor for the same calls (activation_floor.c)."""
+    ours = d.spread("cuhandle", "handle", "activation_overhead")
+    floor = d.spread("c", "handle", "activation_driver_floor")
+    if ours is None:
+        return
+    out.append("")
+    line = (f"Context activation with another context current, over a bare JNI call: median {ours[0]:.1f} ns, "
+            f"spread {ours[1]:.1f}-{ours[2]:.1f} ns over {ours[3]} JVMs; goal at most {ACTIVATION_GOAL_NS:.0f} ns in "
+            f"every JVM: {verdict(ours[2] <= ACTIVATION_GOAL_NS)}.")
+    if floor is not None:
+        line += (f" The driver calls beneath it (cuCtxGetId, cuCtxGetCurrent, two cuCtxSetCurrent), timed in C in "
+                 f"the same run: median {floor[0]:.1f} ns, spread {floor[1]:.1f}-{floor[2]:.1f} ns; cuhandle's own "
+                 f"share is the difference, {ours[0] - floor[0]:.1f} ns at the medians.")
+    out.append(line)
 
 
 COLD_STEPS = ["extract", "system_load", "configure", "driver_load", "cuinit", "retain", "blas_first_call",

@@ -53,6 +53,7 @@ cd "$here/bench" || exit 1
 {
   nvcc -O2 -std=c++17 -arch=sm_90 cublas_l1.cu -o cublas_l1 -lcublas 2>&1 | tail -3
   nvcc -O2 cold_start.c -o cold_start -lcuda 2>&1 | tail -3
+  nvcc -O2 activation_floor.c -o activation_floor -lcuda 2>&1 | tail -3
   nvcc -O2 -std=c++17 pinned_copy.cu -o pinned_copy -lcuda 2>&1 | tail -3
   nvcc -O2 -std=c++17 contextless_probe.cu -o contextless_probe -lcuda 2>&1 | tail -3
   [ -f anchors.cu ] && nvcc -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 anchors.cu -o anchors -lcuda -lcublas 2>&1 | tail -3
@@ -66,23 +67,27 @@ while [ "$i" -le "${COLD_RUNS:-3}" ]; do
   step "cold start cuhandle steps $i" cold.csv timeout 30 "$here/run-class" dev.cuhandle.ColdStartBenchmark steps "$i"
   i=$((i + 1))
 done
-# Up to 2^20 both sides issue calls at the launch floor (~3.5 us), where the host's load drifts by
-# 10-15% over seconds (H200 runs of 2026-12-01): the two harnesses take turns three times there and
-# report.py takes each point's median, so drift hits both alike. Larger sizes are GPU-bound: once.
-small_max=$(( ${BLAS_LOG2_MAX:-28} < 20 ? ${BLAS_LOG2_MAX:-28} : 20 ))
+# Up to 2^22 a call takes at most a few launch floors (~3.5 us; 2^22 doubles copy in ~20 us), where
+# the host's load drifts by 10-15% over seconds (H200 runs of 2026-12-01): the two harnesses take
+# turns three times there and report.py takes each point's median, so drift hits both alike.
+# Larger sizes are GPU-bound: once.
+small_max=$(( ${BLAS_LOG2_MAX:-28} < 22 ? ${BLAS_LOG2_MAX:-28} : 22 ))
 for rep in 1 2 3; do
   step "cuBLAS sweep 2^10..2^$small_max, turn $rep" cublas.csv timeout 60 ./cublas_l1 10 "$small_max"
   step "cuhandle BLAS sweep 2^10..2^$small_max, turn $rep" cuhandle-blas.csv timeout 60 "$here/run-class" dev.cuhandle.bench.BlasBenchmark 10 "$small_max"
 done
-if [ "${BLAS_LOG2_MAX:-28}" -gt 20 ]; then
-  step "cuBLAS sweep 2^21..2^${BLAS_LOG2_MAX:-28}" cublas.csv timeout 150 ./cublas_l1 21 "${BLAS_LOG2_MAX:-28}"
-  step "cuhandle BLAS sweep 2^21..2^${BLAS_LOG2_MAX:-28}" cuhandle-blas.csv timeout 150 "$here/run-class" dev.cuhandle.bench.BlasBenchmark 21 "${BLAS_LOG2_MAX:-28}"
+if [ "${BLAS_LOG2_MAX:-28}" -gt 22 ]; then
+  step "cuBLAS sweep 2^23..2^${BLAS_LOG2_MAX:-28}" cublas.csv timeout 150 ./cublas_l1 23 "${BLAS_LOG2_MAX:-28}"
+  step "cuhandle BLAS sweep 2^23..2^${BLAS_LOG2_MAX:-28}" cuhandle-blas.csv timeout 150 "$here/run-class" dev.cuhandle.bench.BlasBenchmark 23 "${BLAS_LOG2_MAX:-28}"
 fi
 step "run-time compilation" compile.csv timeout 120 "$here/run-class" dev.cuhandle.bench.CompileBenchmark
 step "launches, cuhandle and JCuda" launch.csv timeout 120 "$here/run-class" dev.cuhandle.LaunchBenchmark
 step "graphs of 100 saxpy n=1 against stream launches" graph.csv timeout 90 "$here/run-class" dev.cuhandle.bench.GraphBenchmark
+# The handle's costs in fresh JVMs, each after a fresh C process that times the driver calls
+# beneath a call's activation (the floor of activation_overhead), so both see the same drift.
 i=1
 while [ "$i" -le "${HANDLE_RUNS:-5}" ]; do
+  [ -x ./activation_floor ] && step "activation driver floor $i" handle.csv timeout 60 ./activation_floor "$i"
   step "handle costs $i" handle.csv timeout 60 "$here/run-class" dev.cuhandle.bench.HandleBenchmark "$i"
   i=$((i + 1))
 done
