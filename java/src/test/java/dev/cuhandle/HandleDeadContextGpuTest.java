@@ -232,8 +232,10 @@ class HandleDeadContextGpuTest extends HandleGpuTestBase {
     @Test
     void h8_kernelLookupWithADestroyedContextCurrent_launchesInTheHandlesContext() {
         long user = newUserContext(0);
+        boolean primaryRetained = false;
         try (Handle onUser = Handle.wrap(user)) {
             long primary = NativeTestApi.retainPrimary(0);
+            primaryRetained = true;
             NativeTestApi.setCurrent(primary);
             NativeTestApi.resetPrimary(0);
             boolean destroyedIsCurrent = NativeTestApi.currentContext() == primary;
@@ -251,6 +253,12 @@ class HandleDeadContextGpuTest extends HandleGpuTestBase {
         } finally {
             clearCurrent();
             destroyQuietly(user);
+            if (primaryRetained) {
+                // A reset keeps the retain count: without this release the primary context stays
+                // retained for the rest of the JVM, and later tests that expect it to go inactive
+                // when their handles are released (HandleLeakGpuTest) fail.
+                NativeTestApi.releasePrimary(0);
+            }
         }
     }
 
