@@ -7,6 +7,7 @@ Input rows, from every harness of the run: impl,group,name,n,value,unit. Groups:
   blas_host       name = reduction, n = 1000, value = us per call with the result on the host
   launch          name = args<k>, value = us per launch
   launch_threads  name = threads<t>, n = t, value = launches per second
+  launch_gap      name = args0, n = 1, value = us per launch of one loop variant (impl = the variant)
   handle          name = what, n = run (fresh JVM), value in ns or us
   cold            name = step, n = run (fresh process), value = ms
 Lines of anchors.cu's output ("driver_launch_us 4.3", "mt_launch_threads_4_Mlaunch_per_s 0.61") become
@@ -203,6 +204,15 @@ def launch_section(d, out):
         ours, jc = d.get("cuhandle", "launch", name, 1), d.get("jcuda", "launch", name, 1)
         cells = [fmt(v, 3) for v in (ours, d.get("cuhandle_ctx_current", "launch", name, 1), jc, d.get("c", "launch", name, 1))]
         out.append(f"| {k} | " + " | ".join(cells + list(compared(ours, jc, lambda r: r <= 1.0))) + " |")
+    gap = {v: d.get(v, "launch_gap", "args0", 1) for v in ("jcuda", "jcuda_plus_validate", "jcuda_plus_jcuda_call", "cuhandle")}
+    if None not in gap.values():
+        out.append("")
+        out.append(f"Where the 0-argument gap goes (LaunchGapBenchmark, one thread, loops taking turns): JCuda's launch "
+                   f"{gap['jcuda']:.3f} us; followed by one `Handle.validate()`, the context check (H8) and lifetime fences "
+                   f"(L2/L5) that every cuhandle call makes, {gap['jcuda_plus_validate']:.3f} us "
+                   f"(+{(gap['jcuda_plus_validate'] - gap['jcuda']) * 1e3:.0f} ns); followed by one more trivial JCuda call, "
+                   f"{gap['jcuda_plus_jcuda_call']:.3f} us (+{(gap['jcuda_plus_jcuda_call'] - gap['jcuda']) * 1e3:.0f} ns); "
+                   f"cuhandle's launch {gap['cuhandle']:.3f} us (+{(gap['cuhandle'] - gap['jcuda']) * 1e3:.0f} ns).")
     out.append("")
     out.append("Launches per second, empty kernel, each thread its own handle (cuhandle) or its own stream with the "
                "primary context current (JCuda); median of 5 runs of about 300 ms, cuhandle and JCuda taking turns. "

@@ -56,6 +56,7 @@ cd "$here/bench" || exit 1
   nvcc -O2 activation_floor.c -o activation_floor -lcuda 2>&1 | tail -3
   nvcc -O2 -std=c++17 pinned_copy.cu -o pinned_copy -lcuda 2>&1 | tail -3
   nvcc -O2 -std=c++17 contextless_probe.cu -o contextless_probe -lcuda 2>&1 | tail -3
+  nvcc -O2 -std=c++17 launch_probe.cu -o launch_probe -lcuda 2>&1 | tail -3
   [ -f anchors.cu ] && nvcc -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 anchors.cu -o anchors -lcuda -lcublas 2>&1 | tail -3
 } >>"$log"
 
@@ -82,6 +83,7 @@ if [ "${BLAS_LOG2_MAX:-28}" -gt 22 ]; then
 fi
 step "run-time compilation" compile.csv timeout 120 "$here/run-class" dev.cuhandle.bench.CompileBenchmark
 step "launches, cuhandle and JCuda" launch.csv timeout 120 "$here/run-class" dev.cuhandle.LaunchBenchmark
+step "the 0-argument launch gap to JCuda" launch.csv timeout 60 "$here/run-class" dev.cuhandle.LaunchGapBenchmark
 step "graphs of 100 saxpy n=1 against stream launches" graph.csv timeout 90 "$here/run-class" dev.cuhandle.bench.GraphBenchmark
 # The handle's costs in fresh JVMs, each after a fresh C process that times the driver calls
 # beneath a call's activation (the floor of activation_overhead), so both see the same drift.
@@ -94,6 +96,8 @@ done
 [ -x ./anchors ] && step "driver anchors" anchors.txt timeout 120 ./anchors
 # Which stream-ordered calls work without the stream's context current (PROBE lines).
 step "context-less stream calls" probe.txt timeout 60 ./contextless_probe
+# Whether the driver's launch cost depends on the function's origin or the stream's flags (PROBE lines).
+step "launch cost by function origin and stream flags" probe.txt timeout 60 ./launch_probe
 # Issue 12: pinned 1 GiB copies, C baseline and cuhandle side by side, plus future latency.
 step "pinned copies C" async.csv timeout 120 ./pinned_copy
 step "async cuhandle" async.csv timeout 180 "$here/run-class" dev.cuhandle.bench.AsyncBenchmark

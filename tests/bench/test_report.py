@@ -35,6 +35,10 @@ def synthetic(folder):
     for run, v in enumerate([50, 60, 55, 70, 52], 1):
         extra.append(f"cuhandle,handle,activation_overhead,{run},{v},ns")
         extra.append(f"cuhandle,handle,bare_jni_call,{run},10,ns")
+    for run, v in enumerate([45, 46, 44, 47, 45], 1):
+        extra.append(f"c,handle,activation_driver_floor,{run},{v},ns")
+    for variant, v in (("jcuda", 3.0), ("jcuda_plus_validate", 3.1), ("jcuda_plus_jcuda_call", 3.05), ("cuhandle", 3.12)):
+        extra.append(f"{variant},launch_gap,args0,1,{v},us")
     for run in (1, 2, 3):
         extra.append(f"c,cold,cuinit,{run},100,ms")
         extra.append(f"c,cold,retain,{run},{100 + run},ms")
@@ -95,6 +99,19 @@ class ReportTest(unittest.TestCase):
     def test_spread_over_runs(self):
         self.assertEqual(self.line("| activation overhead"), "| activation overhead (ns) | 55.0 | 50.0 | 70.0 | 5 |")
         self.assertIn("First `Handle.create(0)` minus C's cuInit + retain (medians): 40.0 ms; goal met.", self.md)
+
+    def test_activation_against_the_driver_floor(self):
+        self.assertEqual(self.line("| activation driver floor (C)"), "| activation driver floor (C) (ns) | 45.0 | 44.0 | 47.0 | 5 |")
+        summary = self.line("Context activation with another context current")
+        self.assertIn("median 55.0 ns, spread 50.0-70.0 ns over 5 JVMs; goal at most 60 ns in every JVM: **missed**", summary)
+        self.assertIn("median 45.0 ns, spread 44.0-47.0 ns; cuhandle's own share is the difference, 10.0 ns", summary)
+
+    def test_launch_gap_sentence(self):
+        gap = self.line("Where the 0-argument gap goes")
+        self.assertIn("JCuda's launch 3.000 us", gap)
+        self.assertIn("3.100 us (+100 ns)", gap)
+        self.assertIn("3.050 us (+50 ns)", gap)
+        self.assertIn("cuhandle's launch 3.120 us (+120 ns)", gap)
 
     def test_csv_round_trip_and_readme_markers(self):
         readme = os.path.join(self.dir, "README.md")
