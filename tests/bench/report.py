@@ -139,7 +139,7 @@ def blas_section(d, out):
     out.append("")
     out.append("Speed ratio = cuBLAS time per call / cuhandle time per call (above 1: cuhandle is faster), "
                "both measured in the same run with the same batching (batches of about 2 ms of back-to-back "
-               "calls, median of 5-15 batches; where a harness ran several turns, as run-all does up to 2^20, "
+               "calls, median of 5-15 batches; where the harnesses took turns, as run-all does five times up to 2^22, "
                f"the median of the turns). Goal: at least {BLAS_GOAL} at every n.")
     out.append("")
     header(out, "routine", "worst ratio (n)", "sizes below goal", "ratio at largest n", "GB/s cuhandle / cuBLAS at largest n")
