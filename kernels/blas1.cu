@@ -58,6 +58,7 @@ constexpr unsigned kVectorAlignBytes = 256;
 // Register caps that guarantee the resident block counts that blas1_abi.h tells the host to
 // size grids by.
 #define CUH_ELEMENTWISE_BOUNDS __launch_bounds__(CUH_BLOCK_THREADS, CUH_ELEMENTWISE_BLOCKS_PER_SM)
+#define CUH_COPY_BOUNDS __launch_bounds__(CUH_BLOCK_THREADS, CUH_COPY_BLOCKS_PER_SM)
 #define CUH_REDUCE_BOUNDS __launch_bounds__(CUH_BLOCK_THREADS, CUH_REDUCE_BLOCKS_PER_SM)
 
 // ---------------------------------------------------------------------------------------------
@@ -796,14 +797,14 @@ extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_daxpy(long long n, double 
   axpy(n, alpha, x, incx, y, incy);
 }
 
-extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_scopy(long long n,
+extern "C" __global__ void CUH_COPY_BOUNDS cuh_scopy(long long n,
                                                             const float* __restrict__ x,
                                                             long long incx, float* __restrict__ y,
                                                             long long incy) {
   cuh_dependent_launch_begin();
   copy(n, x, incx, y, incy);
 }
-extern "C" __global__ void CUH_ELEMENTWISE_BOUNDS cuh_dcopy(long long n,
+extern "C" __global__ void CUH_COPY_BOUNDS cuh_dcopy(long long n,
                                                             const double* __restrict__ x,
                                                             long long incx, double* __restrict__ y,
                                                             long long incy) {

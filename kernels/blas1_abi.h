@@ -6,9 +6,10 @@
  *   block = CUH_BLOCK_THREADS threads, no dynamic shared memory. Every kernel assumes exactly
  *   this block size (the reductions size their shared memory from it).
  *
- *   Element-wise ops (scal, axpy, copy, swap):
+ *   Element-wise ops (scal, axpy, copy, swap), with bps = CUH_COPY_BLOCKS_PER_SM for copy and
+ *   CUH_ELEMENTWISE_BLOCKS_PER_SM for the others:
  *     grid = max(1, min(ceil(n / (CUH_BLOCK_THREADS * CUH_ELEMENTWISE_ELEMENTS_PER_THREAD)),
- *                       SMs * CUH_ELEMENTWISE_BLOCKS_PER_SM))
+ *                       SMs * bps))
  *   Reductions (dot, nrm2, asum, iamax), with ept = CUH_REDUCE_ELEMENTS_PER_THREAD_F32 or _F64:
  *     grid = max(1, min(ceil(n / (CUH_BLOCK_THREADS * ept)),
  *                       SMs * CUH_REDUCE_BLOCKS_PER_SM,
@@ -49,6 +50,12 @@
 
 #define CUH_ELEMENTWISE_BLOCKS_PER_SM 2
 #define CUH_ELEMENTWISE_ELEMENTS_PER_THREAD 1
+/* copy holds one array's vectors per thread, not two (axpy, swap): at 4 blocks per SM its
+ * registers still fit, and twice the loads in flight made it faster wherever a 2-block grid needs
+ * more than one pass (H200, 2026-12-01, A/B against 2: dcopy at 2^21 5.7 us instead of 7.8,
+ * scopy at 2^22 6.0 instead of 7.9, 2^23-2^28 within +-1.5%). scal, axpy and swap got slower
+ * at 4 (up to 1.7x at 2^28 for axpy and swap: their registers spill). */
+#define CUH_COPY_BLOCKS_PER_SM 4
 
 #define CUH_REDUCE_BLOCKS_PER_SM 4
 #define CUH_REDUCE_ELEMENTS_PER_THREAD_F32 16

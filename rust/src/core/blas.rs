@@ -212,18 +212,19 @@ fn nonzero_write_inc(inc: i64, name: &str) -> Result<()> {
     Ok(())
 }
 
-fn grid(handle: &Handle, n: i64, p: Precision, reduction: bool) -> u32 {
-    grid_for(handle.device().multiprocessors.max(1) as u64, n, p, reduction)
+fn grid(handle: &Handle, n: i64, p: Precision, op: Op) -> u32 {
+    grid_for(handle.device().multiprocessors.max(1) as u64, n, p, op)
 }
 
 /// The formula of kernels/blas1_abi.h for a device of `sms` multiprocessors: enough blocks to
 /// cover n, capped at what is resident at once (each kernel's register bound guarantees these
 /// blocks per SM on every architecture).
-fn grid_for(sms: u64, n: i64, p: Precision, reduction: bool) -> u32 {
-    let (per_thread, cap) = if reduction {
+fn grid_for(sms: u64, n: i64, p: Precision, op: Op) -> u32 {
+    let (per_thread, cap) = if op.is_reduction() {
         (p.reduce_elements_per_thread(), (sms * abi::CUH_REDUCE_BLOCKS_PER_SM as u64).min(abi::CUH_MAX_REDUCE_BLOCKS as u64))
     } else {
-        (abi::CUH_ELEMENTWISE_ELEMENTS_PER_THREAD, sms * abi::CUH_ELEMENTWISE_BLOCKS_PER_SM as u64)
+        let blocks_per_sm = if op == Op::Copy { abi::CUH_COPY_BLOCKS_PER_SM } else { abi::CUH_ELEMENTWISE_BLOCKS_PER_SM };
+        (abi::CUH_ELEMENTWISE_ELEMENTS_PER_THREAD, sms * blocks_per_sm as u64)
     };
     (n as u64).div_ceil((abi::CUH_BLOCK_THREADS * per_thread) as u64).clamp(1, cap) as u32
 }
@@ -231,7 +232,7 @@ fn grid_for(sms: u64, n: i64, p: Precision, reduction: bool) -> u32 {
 /// Launches a BLAS kernel on the handle's stream; the context must be active.
 fn launch(handle: &Handle, op: Op, p: Precision, n: i64, params: &mut [*mut c_void], stream: CUstream) -> Result<()> {
     let f = function(handle, op, p)?;
-    let g = grid(handle, n, p, op.is_reduction());
+    let g = grid(handle, n, p, op);
     let ctx = handle.context();
     // On compute capability 9.0+ every BLAS kernel waits (griddepcontrol.wait) before touching
     // memory, so it may be a dependent launch (see LaunchShape::dependent).
@@ -429,18 +430,21 @@ mod tests {
     fn grids_cover_n_up_to_what_is_resident() {
         let h200 = 132;
         // One block for tiny n: a host-result reduction is then a single block, no second wave.
-        assert_eq!(grid_for(h200, 1, Precision::F32, true), 1);
-        assert_eq!(grid_for(h200, 1000, Precision::F32, true), 1);
-        assert_eq!(grid_for(h200, 1000, Precision::F64, true), 1);
-        assert_eq!(grid_for(h200, 1000, Precision::F32, false), 4);
+        assert_eq!(grid_for(h200, 1, Precision::F32, Op::Dot), 1);
+        assert_eq!(grid_for(h200, 1000, Precision::F32, Op::Dot), 1);
+        assert_eq!(grid_for(h200, 1000, Precision::F64, Op::Nrm2), 1);
+        assert_eq!(grid_for(h200, 1000, Precision::F32, Op::Scal), 4);
+        assert_eq!(grid_for(h200, 1000, Precision::F32, Op::Copy), 4);
         // Grows with n ...
-        assert_eq!(grid_for(h200, 1 << 16, Precision::F32, true), 16);
-        assert_eq!(grid_for(h200, 1 << 16, Precision::F64, true), 32);
-        assert_eq!(grid_for(h200, 1 << 16, Precision::F32, false), 256);
-        // ... up to the resident blocks, never past the reductions' combine limit.
-        assert_eq!(grid_for(h200, 1 << 28, Precision::F32, true), 132 * abi::CUH_REDUCE_BLOCKS_PER_SM as u32);
-        assert_eq!(grid_for(h200, 1 << 28, Precision::F32, false), 132 * abi::CUH_ELEMENTWISE_BLOCKS_PER_SM as u32);
-        assert_eq!(grid_for(1000, i64::MAX, Precision::F64, true), abi::CUH_MAX_REDUCE_BLOCKS as u32);
+        assert_eq!(grid_for(h200, 1 << 16, Precision::F32, Op::Asum), 16);
+        assert_eq!(grid_for(h200, 1 << 16, Precision::F64, Op::Iamax), 32);
+        assert_eq!(grid_for(h200, 1 << 16, Precision::F32, Op::Axpy), 256);
+        // ... up to the resident blocks, never past the reductions' combine limit; copy keeps
+        // twice the blocks of the other element-wise ops resident.
+        assert_eq!(grid_for(h200, 1 << 28, Precision::F32, Op::Dot), 132 * abi::CUH_REDUCE_BLOCKS_PER_SM as u32);
+        assert_eq!(grid_for(h200, 1 << 28, Precision::F32, Op::Swap), 132 * abi::CUH_ELEMENTWISE_BLOCKS_PER_SM as u32);
+        assert_eq!(grid_for(h200, 1 << 28, Precision::F64, Op::Copy), 132 * abi::CUH_COPY_BLOCKS_PER_SM as u32);
+        assert_eq!(grid_for(1000, i64::MAX, Precision::F64, Op::Dot), abi::CUH_MAX_REDUCE_BLOCKS as u32);
     }
 
     #[test]
