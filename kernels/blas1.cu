@@ -41,7 +41,8 @@ constexpr int kWarps = kThreads / 32;
 // latency-bandwidth product asks (4.8 TB/s * ~1 us over 132 SMs is ~36 KB). Measured on an
 // H200 at n = 2^28 floats: 8 vectors at 2 blocks per SM were 1-2% faster for the element-wise
 // ops than 4 at 4, which were up to 3% faster for the double-precision reductions; 2 vectors at
-// 8 blocks per SM were slower for both.
+// 8 blocks per SM were slower for both. copy, with one array's vectors per thread, keeps 8 at
+// 4 blocks per SM (CUH_COPY_BLOCKS_PER_SM: 128 KB in flight; faster from 2^21 on, see there).
 constexpr int kElementwiseUnroll = 8;
 constexpr int kReduceUnroll = 4;
 // Element loads in flight per thread on the strided path: more than vectors, to make up for
