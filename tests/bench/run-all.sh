@@ -74,13 +74,17 @@ done
 # seconds apart): the two harnesses take turns five times there and report.py takes each point's
 # median, so drift and unlucky processes hit both alike. Larger sizes are GPU-bound: once.
 small_max=$(( ${BLAS_LOG2_MAX:-28} < 22 ? ${BLAS_LOG2_MAX:-28} : 22 ))
+# Both BLAS harnesses run on the same four CPUs: unpinned, the same cuBLAS point read 3.8-4.7 us
+# from one process to the next, pinned 4.5-4.9 (H200 host, 16 vCPUs, one NUMA node, 2026-12-01).
+pin=""
+command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 4 ] && pin="taskset -c 0-3"
 for rep in 1 2 3 4 5; do
-  step "cuBLAS sweep 2^10..2^$small_max, turn $rep" cublas.csv timeout 60 ./cublas_l1 10 "$small_max"
-  step "cuhandle BLAS sweep 2^10..2^$small_max, turn $rep" cuhandle-blas.csv timeout 60 "$here/run-class" dev.cuhandle.bench.BlasBenchmark 10 "$small_max"
+  step "cuBLAS sweep 2^10..2^$small_max, turn $rep" cublas.csv timeout 60 $pin ./cublas_l1 10 "$small_max"
+  step "cuhandle BLAS sweep 2^10..2^$small_max, turn $rep" cuhandle-blas.csv timeout 60 $pin "$here/run-class" dev.cuhandle.bench.BlasBenchmark 10 "$small_max"
 done
 if [ "${BLAS_LOG2_MAX:-28}" -gt 22 ]; then
-  step "cuBLAS sweep 2^23..2^${BLAS_LOG2_MAX:-28}" cublas.csv timeout 150 ./cublas_l1 23 "${BLAS_LOG2_MAX:-28}"
-  step "cuhandle BLAS sweep 2^23..2^${BLAS_LOG2_MAX:-28}" cuhandle-blas.csv timeout 150 "$here/run-class" dev.cuhandle.bench.BlasBenchmark 23 "${BLAS_LOG2_MAX:-28}"
+  step "cuBLAS sweep 2^23..2^${BLAS_LOG2_MAX:-28}" cublas.csv timeout 150 $pin ./cublas_l1 23 "${BLAS_LOG2_MAX:-28}"
+  step "cuhandle BLAS sweep 2^23..2^${BLAS_LOG2_MAX:-28}" cuhandle-blas.csv timeout 150 $pin "$here/run-class" dev.cuhandle.bench.BlasBenchmark 23 "${BLAS_LOG2_MAX:-28}"
 fi
 step "run-time compilation" compile.csv timeout 120 "$here/run-class" dev.cuhandle.bench.CompileBenchmark
 step "launches, cuhandle and JCuda" launch.csv timeout 120 "$here/run-class" dev.cuhandle.LaunchBenchmark
