@@ -26,15 +26,15 @@ final class Capture {
         this.thread = Thread.currentThread();
     }
 
-    /**
-     * Throws if the current thread is capturing: {@code operation} waits for the GPU or frees
-     * memory, which stream capture forbids (the driver would also invalidate the capture).
-     */
     /** Whether this thread is inside {@link Handle#capture}, where event queries would break the capture. */
     static boolean activeOnThisThread() {
         return ON_THIS_THREAD.get() != null;
     }
 
+    /**
+     * Throws if the current thread is capturing: {@code operation} waits for the GPU or frees
+     * memory, which stream capture forbids (the driver would also invalidate the capture).
+     */
     static void refuseOnThisThread(String operation) {
         Capture running = ON_THIS_THREAD.get();
         if (running != null) {
