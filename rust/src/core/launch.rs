@@ -146,11 +146,11 @@ pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, 
             // handle's context (its pool keeps it while the context lives, and the context was
             // validated just now), and the driver launches in the stream's context whatever is
             // current, from STREAM_CONTEXT_LAUNCH_SINCE on.
-            let (rc, _) = unsafe { queue(api, function, &shape, stream, params) };
+            let (rc, operation) = unsafe { queue(api, function, &shape, stream, params) };
             // A driver that still wants a current context says so before queuing anything:
             // then launch the usual way.
             if rc != CUDA_ERROR_INVALID_CONTEXT {
-                return ctx.check(rc, "cuLaunchKernel");
+                return ctx.check(rc, operation);
             }
         }
     }
