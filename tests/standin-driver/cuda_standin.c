@@ -109,6 +109,15 @@ typedef struct Event {
     int64_t time;
 } Event;
 
+/* A stream-ordered memory pool (cuMemPoolCreate): byte counts only; its allocations are Allocs. */
+typedef struct MemPool {
+    int dev;
+    int destroyed;         /* cuMemPoolDestroy was called; freed once nothing of it is in use */
+    size_t used, cached;   /* handed out; freed and kept for reuse */
+    size_t used_high, reserved_high;
+    cuuint64_t threshold;  /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: cached bytes beyond it go back at once */
+} MemPool;
+
 typedef struct Alloc {
     uintptr_t base;
     size_t size;
@@ -117,6 +126,7 @@ typedef struct Alloc {
     int64_t in_use_until; /* queued work referencing the allocation runs until then */
     void *library;        /* a library variable's storage: its library, else NULL */
     size_t variable;      /* ... and the variable's index in it */
+    MemPool *pool;        /* the pool it came from (cuMemAllocFromPoolAsync), else NULL */
 } Alloc;
 
 enum ImageKind { IMAGE_FATBIN, IMAGE_CUBIN, IMAGE_PTX };
@@ -198,7 +208,9 @@ static Vec g_host;       /* live cuMemHostAlloc blocks */
 static Vec g_quarantine; /* freed, poisoned allocations not yet returned to malloc */
 static Vec g_graphs;     /* captured graphs (templates) */
 static Vec g_graph_execs; /* instantiated graphs */
+static Vec g_pools;       /* memory pools not yet destroyed (or destroyed with allocations left) */
 static int capture_forbids_unsafe_call(void);
+static int capture_in_context_forbids_wait(Ctx *c);
 static int64_t g_work_ns;
 /* Injected faults belong to the thread that asked for them: the JVM's cleaner thread, freeing
  * objects that other tests leaked, must never consume a fault meant for a test. */
@@ -407,15 +419,40 @@ static size_t live_bytes_of_device(int dev) {
         Alloc *a = g_allocs.items[i];
         if (a->ctx && a->ctx->dev == dev) sum += a->size;
     }
+    for (size_t i = 0; i < g_pools.n; i++) { /* memory a pool keeps for reuse is not free either */
+        MemPool *p = g_pools.items[i];
+        if (p->dev == dev) sum += p->cached;
+    }
     return sum;
+}
+
+/* Cached bytes beyond the pool's release threshold go back to the device. */
+static void pool_keep_within_threshold(MemPool *p) {
+    size_t room = p->threshold > p->used ? (size_t)(p->threshold - p->used) : 0;
+    if (p->cached > room) p->cached = room;
+}
+
+/* A pool's allocation was freed: its bytes are cached for reuse; a destroyed pool goes once empty. */
+static void pool_release(MemPool *p, size_t bytes) {
+    p->used -= bytes;
+    p->cached += bytes;
+    pool_keep_within_threshold(p);
+    if (p->destroyed && p->used == 0) {
+        vec_remove(&g_pools, p);
+        free(p);
+    }
 }
 
 /* A context's memory, streams and events go with it (destroy, primary release to 0, reset). */
 static void release_resources(Ctx *c) {
     for (size_t i = 0; i < g_allocs.n;) {
         Alloc *a = g_allocs.items[i];
-        if (a->ctx == c) retire_alloc(a);
-        else i++;
+        if (a->ctx == c) {
+            if (a->pool) pool_release(a->pool, a->size);
+            retire_alloc(a);
+        } else {
+            i++;
+        }
     }
     for (size_t i = 0; i < g_streams.n;) {
         Stream *s = g_streams.items[i];
@@ -589,7 +626,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
     case 76: v = env_int("CUHANDLE_STANDIN_CC", 90) % 10; break; /* COMPUTE_CAPABILITY_MINOR */
     case 95: v = env_int("CUHANDLE_STANDIN_COOPERATIVE", 1); break; /* COOPERATIVE_LAUNCH */
     case 97: v = 232448; break;    /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
-    case 115: v = 1; break;        /* MEMORY_POOLS_SUPPORTED */
+    case 115: v = env_int("CUHANDLE_STANDIN_POOLS", 1); break; /* MEMORY_POOLS_SUPPORTED */
     case 120: v = env_int("CUHANDLE_STANDIN_CC", 90) >= 90; break; /* CLUSTER_LAUNCH */
     default: v = 0;
     }
@@ -760,6 +797,7 @@ EXPORT CUresult cuCtxSynchronize(void) {
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
     if ((rc = capture_forbids_unsafe_call())) RETURN(rc);
+    if ((rc = capture_in_context_forbids_wait(c))) RETURN(rc);
     rc = sync_outcome(c);
     if (rc) RETURN(rc);
     int64_t until = c->legacy.busy;
@@ -1001,8 +1039,10 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
     if ((rc = capture_forbids_unsafe_call())) RETURN(rc);
+    if ((rc = capture_in_context_forbids_wait(c))) RETURN(rc);
     Alloc *a = find_base((uintptr_t)dptr);
     if (!a) RETURN(INVALID_VALUE);
+    if (a->pool) pool_release(a->pool, a->size);
     int64_t until = a->in_use_until;
     retire_alloc(a);
     UNLOCK();
@@ -1026,7 +1066,119 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
         a->ctx->pending = ILLEGAL_ADDRESS;
     }
     a->in_use_until = max64(a->in_use_until, at);
+    if (a->pool) pool_release(a->pool, a->size);
     retire_alloc(a);
+    RETURN(SUCCESS);
+}
+
+/* ---------------------------------------------------------------- memory pools */
+
+/* CUmemPoolProps of cuda.h (12.0 layout). */
+typedef struct {
+    int allocType, handleTypes, locationType, locationId;
+    void *win32SecurityAttributes;
+    unsigned char reserved[64];
+} PoolProps;
+
+static int check_pool(void *p, MemPool **out) {
+    if (!p || !vec_has(&g_pools, p) || ((MemPool *)p)->destroyed) return bad_handle(INVALID_VALUE);
+    *out = p;
+    return SUCCESS;
+}
+
+EXPORT CUresult cuMemPoolCreate(void **pool, const PoolProps *props) {
+    ENTER();
+    if (!pool || !props) RETURN(INVALID_VALUE);
+    /* pinned device memory on an existing device, no export handles: what cuhandle asks for */
+    if (props->allocType != 1 || props->handleTypes != 0 || props->locationType != 1 || check_device(props->locationId)) RETURN(INVALID_VALUE);
+    if (!env_int("CUHANDLE_STANDIN_POOLS", 1)) RETURN(NOT_SUPPORTED);
+    MemPool *p = calloc(1, sizeof *p);
+    if (!p) RETURN(OUT_OF_MEMORY);
+    p->dev = props->locationId;
+    vec_push(&g_pools, p);
+    *pool = p;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuMemPoolDestroy(void *pool) {
+    ENTER();
+    MemPool *p;
+    int rc = check_pool(pool, &p);
+    if (rc) RETURN(rc);
+    p->destroyed = 1; /* allocations still out keep it until they are freed */
+    p->cached = 0;
+    if (p->used == 0) {
+        vec_remove(&g_pools, p);
+        free(p);
+    }
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuMemPoolSetAttribute(void *pool, int attr, void *value) {
+    ENTER();
+    MemPool *p;
+    int rc = check_pool(pool, &p);
+    if (rc) RETURN(rc);
+    if (!value) RETURN(INVALID_VALUE);
+    switch (attr) {
+    case 1: case 2: case 3: RETURN(SUCCESS); /* the reuse policies: every reuse is allowed here */
+    case 4:
+        p->threshold = *(cuuint64_t *)value;
+        pool_keep_within_threshold(p);
+        RETURN(SUCCESS);
+    default: RETURN(INVALID_VALUE);
+    }
+}
+
+EXPORT CUresult cuMemPoolGetAttribute(void *pool, int attr, void *value) {
+    ENTER();
+    MemPool *p;
+    int rc = check_pool(pool, &p);
+    if (rc) RETURN(rc);
+    if (!value) RETURN(INVALID_VALUE);
+    cuuint64_t *v = value;
+    switch (attr) {
+    case 4: *v = p->threshold; break;
+    case 5: *v = p->used + p->cached; break;
+    case 6: *v = p->reserved_high; break;
+    case 7: *v = p->used; break;
+    case 8: *v = p->used_high; break;
+    default: RETURN(INVALID_VALUE);
+    }
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuMemPoolTrimTo(void *pool, size_t minBytesToKeep) {
+    ENTER();
+    MemPool *p;
+    int rc = check_pool(pool, &p);
+    if (rc) RETURN(rc);
+    size_t room = minBytesToKeep > p->used ? minBytesToKeep - p->used : 0;
+    if (p->cached > room) p->cached = room;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, void *pool, CUstream hStream) {
+    ENTER();
+    if (!dptr) RETURN(INVALID_VALUE);
+    Stream *s;
+    int rc = resolve_stream(hStream, 1, &s);
+    if (rc) RETURN(rc);
+    MemPool *p;
+    if ((rc = check_pool(pool, &p))) RETURN(rc);
+    if (p->dev != s->ctx->dev) RETURN(INVALID_VALUE);
+    size_t reused = p->cached < bytesize ? p->cached : bytesize;
+    p->cached -= reused; /* so that the device-wide count below sees the reused bytes as free */
+    rc = allocate(s->ctx, bytesize, s, dptr);
+    if (rc) {
+        p->cached += reused;
+        RETURN(rc);
+    }
+    Alloc *a = find_base((uintptr_t)*dptr);
+    a->pool = p;
+    p->used += bytesize;
+    if (p->used > p->used_high) p->used_high = p->used;
+    if (p->used + p->cached > p->reserved_high) p->reserved_high = p->used + p->cached;
     RETURN(SUCCESS);
 }
 
@@ -1073,6 +1225,21 @@ static int capture_forbids_unsafe_call(void) {
     for (size_t i = 0; i < g_streams.n; i++) {
         Stream *o = g_streams.items[i];
         if (o->capture && o->capture_mode != 2 && o->capture_thread == thread_id()) {
+            o->capture->invalidated = 1;
+            rc = STREAM_CAPTURE_UNSUPPORTED;
+        }
+    }
+    return rc;
+}
+
+/* A context-wide wait (cuCtxSynchronize, the implicit one of cuMemFree) would wait for a stream that
+ * is being captured, from whatever thread: like the driver, it fails and the capture is invalidated
+ * (seen on driver 580: a free on one thread broke another thread's capture). */
+static int capture_in_context_forbids_wait(Ctx *c) {
+    int rc = SUCCESS;
+    for (size_t i = 0; i < g_streams.n; i++) {
+        Stream *o = g_streams.items[i];
+        if (o->ctx == c && o->capture && o->capture_mode != 2) {
             o->capture->invalidated = 1;
             rc = STREAM_CAPTURE_UNSUPPORTED;
         }
@@ -1993,6 +2160,7 @@ static int control(int command, int arg, int *result) {
     case 41: *result = (int)g_graph_execs.n; return SUCCESS;
     case 42: *result = (int)g_launches_outside_current; return SUCCESS;
     case 43: *result = (int)g_host.n; return SUCCESS;
+    case 44: *result = (int)g_pools.n; return SUCCESS;
     default: return INVALID_VALUE;
     }
 }
