@@ -118,6 +118,12 @@ impl Context {
         self.driver
     }
 
+    /// The same context, borrowed: no retain of its own, so the caller must make sure the
+    /// context outlives the view (for objects held only by holders of the context itself).
+    pub fn borrowed_view(&self) -> Context {
+        Context { raw: self.raw, id: self.id, device: self.device, ownership: Ownership::Borrowed, driver: self.driver }
+    }
+
     /// H8 + H11: fails with a precise error if the context was destroyed, reset, replaced by
     /// another one at the same address, or hit a sticky error; never touches the thread's stack.
     #[inline]
@@ -239,6 +245,15 @@ pub fn device_count(driver: &Driver) -> Result<i32> {
     // SAFETY: out-pointer is a valid local.
     driver.check(unsafe { (driver.api.cuDeviceGetCount)(&mut count) }, "cuDeviceGetCount")?;
     Ok(count)
+}
+
+/// Whether `device`'s primary context is active (retained by someone); true when that cannot be
+/// read, so that nothing kept for it is forgotten on a guess.
+pub fn primary_active(driver: &Driver, device: CUdevice) -> bool {
+    let (mut flags, mut active) = (0, 0);
+    // SAFETY: out-pointers are valid locals; the driver validates the device handle.
+    let rc = unsafe { (driver.api.cuDevicePrimaryCtxGetState)(device, &mut flags, &mut active) };
+    rc != 0 || active != 0
 }
 
 fn retain_primary(driver: &Driver, device: CUdevice) -> Result<CUcontext> {

@@ -6,6 +6,7 @@
 use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT};
 use crate::core::driver::{CuResult, DriverApi};
 use crate::core::handle::Handle;
+use crate::core::streams::StreamUse;
 use cudarc::driver::sys::{CUfunction, CUkernel, CUstream};
 use std::ffi::c_void;
 
@@ -124,12 +125,21 @@ pub(crate) fn function_in_active_context(handle: &Handle, kernel: CUkernel) -> R
 
 /// Launches `function` (from `function` above, or a `CUkernel`, which the driver resolves for the
 /// current context on every launch) on the handle's stream in the handle's context.
+/// `before_queuing(on)` runs first with the stream the launch goes to: it notes that stream's use
+/// of the device memory the arguments point into (rule L3).
 ///
 /// # Safety
 /// `params` must point to `arg_count` readable pointers, each to an argument of the size the
 /// kernel expects (the Java side checks sizes where the driver reports them; device pointers
 /// are the caller's promise).
-pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, params: *mut *mut c_void, arg_count: usize) -> Result<()> {
+pub unsafe fn launch(
+    handle: &Handle,
+    function: CUfunction,
+    shape: LaunchShape,
+    params: *mut *mut c_void,
+    arg_count: usize,
+    before_queuing: impl Fn(&StreamUse) -> Result<()>,
+) -> Result<()> {
     if arg_count > MAX_KERNEL_ARGS {
         return Err(Error::invalid_argument(format!("{arg_count} kernel arguments given; at most {MAX_KERNEL_ARGS} are supported")));
     }
@@ -138,13 +148,15 @@ pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, 
     // No arguments: a null array, so the driver never reads the caller's (unused) entries.
     let params = if arg_count == 0 { std::ptr::null_mut() } else { params };
     if !shape.needs_attributes() && launches_in_the_streams_context(ctx.driver().version) {
-        if let Some(stream) = handle.own_stream_in_use() {
+        if let Some(own) = handle.own_stream_in_use() {
             // Without activation: H8/H11 validation still runs first, so a destroyed, reset or
             // poisoned context is refused before the driver sees its stream.
             ctx.validate()?;
+            before_queuing(own)?;
+            let stream = own.raw();
             // SAFETY: the caller's contract for `params`; `stream` is a live stream of the
-            // handle's context (its pool keeps it while the context lives, and the context was
-            // validated just now), and the driver launches in the stream's context whatever is
+            // handle's context (leased by the handle, never destroyed while the context lives, and
+            // the context was validated just now), and the driver launches in the stream's context whatever is
             // current, from STREAM_CONTEXT_LAUNCH_SINCE on.
             let (rc, operation) = unsafe { queue(api, function, &shape, stream, params) };
             // A driver that still wants a current context says so before queuing anything:
@@ -155,10 +167,11 @@ pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, 
         }
     }
     let _scope = handle.activate()?;
-    let stream = handle.stream()?;
-    // SAFETY: the caller's contract for `params`; the handle's context is current and `stream` is
+    let on = handle.queue()?;
+    before_queuing(&on)?;
+    // SAFETY: the caller's contract for `params`; the handle's context is current and `on` is
     // the handle's stream in it.
-    let (rc, operation) = unsafe { queue(api, function, &shape, stream, params) };
+    let (rc, operation) = unsafe { queue(api, function, &shape, on.raw(), params) };
     ctx.check(rc, operation)
 }
 

@@ -19,7 +19,6 @@ pub mod raw_value;
 pub mod shared_library;
 pub mod blas;
 pub mod completion;
-pub mod pinned_memory;
 pub mod sticky;
-pub mod stream_pool;
+pub mod streams;
 pub mod variables;

@@ -36,7 +36,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferAllocate<'l>(mut env: E
         let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
         let bytes = size(bytes, "the buffer size")?;
         let _scope = handle.activate()?;
-        Ok(raw::give(DeviceMemory::allocate(handle.context(), bytes)?))
+        Ok(raw::give(handle.allocate(bytes)?))
     })
 }
 
@@ -62,8 +62,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferContextId<'l>(mut env: 
     entry!(env, |_e| Ok(unsafe { raw::borrow::<DeviceMemory>(b, "device buffer")? }.context().id() as jlong))
 }
 
-/// Frees a buffer once every piece of work queued in its context is done (see `DeviceMemory`'s
-/// Drop); a wrapped pointer is only forgotten.
+/// Frees a buffer in stream order after the work queued on it (see `DeviceMemory`'s Drop); a
+/// wrapped pointer is only forgotten.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferFree<'l>(mut env: EnvUnowned<'l>, _c: jclass, b: jlong) {
     entry!(env, |_e| {
@@ -89,11 +89,11 @@ fn array_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, arr
         return Err(Error::invalid_argument(format!("byte range [{array_offset}, {array_offset}+{bytes}) is outside the Java array of {} bytes", region.bytes())).into());
     }
     let _scope = handle.activate()?;
-    let stream = handle.stream()?;
+    let queue = handle.queue()?;
     if upload {
-        buffer.upload_from(offset, bytes, stream, |done, chunk| region.read(array_offset + done, chunk))?;
+        buffer.upload_from(offset, bytes, &queue, |done, chunk| region.read(array_offset + done, chunk))?;
     } else {
-        buffer.download_to(offset, bytes, stream, |done, chunk| region.write(array_offset + done, chunk))?;
+        buffer.download_to(offset, bytes, &queue, |done, chunk| region.write(array_offset + done, chunk))?;
     }
     Ok(())
 }
@@ -118,15 +118,15 @@ fn direct_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, di
         return Err(Error::invalid_argument(format!("byte range [{direct_offset}, {direct_offset}+{bytes}) is outside the ByteBuffer's capacity of {capacity} bytes")).into());
     }
     let _scope = handle.activate()?;
-    let stream = handle.stream()?;
+    let queue = handle.queue()?;
     // SAFETY: host range checked against the buffer's capacity; the Java caller keeps the
     // ByteBuffer reachable for the call.
     unsafe {
         let host = ptr.add(direct_offset);
         if upload {
-            buffer.upload(offset, host, bytes, stream)?;
+            buffer.upload(offset, host, bytes, &queue)?;
         } else {
-            buffer.download(offset, host, bytes, stream)?;
+            buffer.download(offset, host, bytes, &queue)?;
         }
     }
     Ok(())
@@ -148,7 +148,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_memset<'l>(mut env: EnvUnowne
         // SAFETY: live pointers (module contract).
         let (handle, buffer) = unsafe { pair(h, b)? };
         let _scope = handle.activate()?;
-        Ok(buffer.memset(size(offset, "the offset")?, size(bytes, "the length")?, value as u8, handle.stream()?)?)
+        Ok(buffer.memset(size(offset, "the offset")?, size(bytes, "the length")?, value as u8, &*handle.queue()?)?)
     })
 }
 
@@ -160,7 +160,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_copy<'l>(mut env: EnvUnowned<
         // SAFETY: as above.
         let (_, from) = unsafe { pair(h, src)? };
         let _scope = handle.activate()?;
-        Ok(to.copy_from(size(dst_offset, "the destination offset")?, from, size(src_offset, "the source offset")?, size(bytes, "the length")?, handle.stream()?)?)
+        Ok(to.copy_from(size(dst_offset, "the destination offset")?, from, size(src_offset, "the source offset")?, size(bytes, "the length")?, &*handle.queue()?)?)
     })
 }
 

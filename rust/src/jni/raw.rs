@@ -206,6 +206,23 @@ pub mod convert {
         }
     }
 
+    /// The values of a `long[]` (none for null).
+    pub fn read_longs(env: *mut JNIEnv, array: jni::sys::jlongArray) -> JniResult<Vec<jlong>> {
+        if array.is_null() {
+            return Ok(Vec::new());
+        }
+        // SAFETY: valid env and a live long[] reference; the region read stays within its length.
+        unsafe {
+            let n = ((**env).v1_1.GetArrayLength)(env, array).max(0) as usize;
+            let mut out = vec![0 as jlong; n];
+            ((**env).v1_1.GetLongArrayRegion)(env, array, 0, n as jsize, out.as_mut_ptr());
+            if ((**env).v1_2.ExceptionCheck)(env) {
+                return Err(pending());
+            }
+            Ok(out)
+        }
+    }
+
     pub fn string_array(env: *mut JNIEnv, values: &[String]) -> JniResult<jobjectArray> {
         // SAFETY: valid env; indices stay within the new array.
         unsafe {
@@ -248,6 +265,21 @@ pub unsafe fn borrow<'a, T>(ptr: jni::sys::jlong, what: &str) -> crate::jni::thr
 pub unsafe fn take<T>(ptr: jni::sys::jlong) -> Option<Box<T>> {
     // SAFETY: caller's contract.
     (ptr != 0).then(|| unsafe { Box::from_raw(ptr as *mut T) })
+}
+
+/// The `count` native pointers at `address`: a list the Java caller wrote into its direct buffer
+/// (at most `max`; 0 entries for a null address).
+///
+/// # Safety
+/// A non-null `address` points to at least `count` readable, 8-byte aligned `jlong`s that stay
+/// unchanged for `'a` (the Java caller's call).
+pub unsafe fn pointer_list<'a>(address: jni::sys::jlong, count: jni::sys::jint, max: usize) -> crate::jni::throw::JniResult<&'a [jni::sys::jlong]> {
+    let count = usize::try_from(count).ok().filter(|&n| n <= max).ok_or_else(|| Error::invalid_argument(format!("{count} native pointers passed; expected 0 to {max}")))?;
+    if address == 0 || count == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(address as *const jni::sys::jlong, count) })
 }
 
 pub fn give<T>(value: T) -> jni::sys::jlong {

@@ -122,6 +122,12 @@ driver_api! {
         cuMemAlloc = "cuMemAlloc_v2"(*mut CUdeviceptr, usize);
         cuMemFree = "cuMemFree_v2"(CUdeviceptr);
         cuMemAllocAsync = "cuMemAllocAsync"(*mut CUdeviceptr, usize, CUstream);
+        cuMemAllocFromPoolAsync = "cuMemAllocFromPoolAsync"(*mut CUdeviceptr, usize, *mut c_void, CUstream);
+        cuMemPoolCreate = "cuMemPoolCreate"(*mut *mut c_void, *const c_void);
+        cuMemPoolDestroy = "cuMemPoolDestroy"(*mut c_void);
+        cuMemPoolSetAttribute = "cuMemPoolSetAttribute"(*mut c_void, c_int, *mut c_void);
+        cuMemPoolGetAttribute = "cuMemPoolGetAttribute"(*mut c_void, c_int, *mut c_void);
+        cuMemPoolTrimTo = "cuMemPoolTrimTo"(*mut c_void, usize);
         cuMemFreeAsync = "cuMemFreeAsync"(CUdeviceptr, CUstream);
         cuMemGetInfo = "cuMemGetInfo_v2"(*mut usize, *mut usize);
         cuMemcpyHtoDAsync = "cuMemcpyHtoDAsync_v2"(CUdeviceptr, *const c_void, usize, CUstream);
