@@ -23,6 +23,10 @@ public final class Handle implements AutoCloseable {
     final AtomicInteger pendingFutures = new AtomicInteger();
     /** The graph capture in progress ({@link #capture(Runnable)}), or null. */
     volatile Capture capture;
+    /** The thread switching the handle's stream ({@link #setStream}, {@link #resetStream}), or null: other threads' calls wait. */
+    private volatile Thread switchingStream;
+    /** One stream switch at a time; taken before entering, so that a waiting switcher holds no call open. */
+    private final Object streamSwitch = new Object();
 
     private Handle(long pointer) {
         long[] info;
@@ -153,7 +157,46 @@ public final class Handle implements AutoCloseable {
             state.exit();
             throw running.otherThreadRefused();
         }
+        Thread switching = switchingStream;
+        if (switching != null && switching != Thread.currentThread()) {
+            state.exit();
+            awaitStreamSwitch();
+            return enter();
+        }
         return pointer;
+    }
+
+    /**
+     * Waits until the stream switch in progress has ended. A switch is short (it synchronises the
+     * stream being left), and the call that waits here holds nothing open meanwhile.
+     */
+    private void awaitStreamSwitch() {
+        for (int spins = 0; switchingStream != null; spins++) {
+            if (spins < 1000) {
+                Thread.onSpinWait();
+            } else {
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+            }
+        }
+    }
+
+    /**
+     * Runs a stream switch with no other call on this handle in flight: calls that began before
+     * finish first and calls that begin meanwhile wait, so every call's work and the use it notes
+     * on memory (rule L3) go to one stream, the old or the new.
+     */
+    private void switchStream(java.util.function.LongConsumer operation) {
+        synchronized (streamSwitch) {
+            long h = enter();
+            try {
+                switchingStream = Thread.currentThread();
+                state.awaitCallsAtMost(1);
+                operation.accept(h);
+            } finally {
+                switchingStream = null;
+                exit();
+            }
+        }
     }
 
     /** Waits until no call but the caller's own is in flight (see {@link Capture}). */
@@ -203,6 +246,14 @@ public final class Handle implements AutoCloseable {
     /**
      * Sends later work to a raw {@code CUstream} of this handle's context (0 or 1 = the legacy
      * default stream), like {@code cublasSetStream}. The previous stream is synchronised first.
+     * Calls on this handle from other threads wait while the stream is switched, and those already
+     * running finish first.
+     *
+     * <p>The stream must stay alive until the handle leaves it ({@link #setStream}, {@link #resetStream}
+     * or {@link #close()}, each of which synchronises it first): device memory that work on it used
+     * is freed in stream order after that work (rule L3 of docs/design.md), so cuhandle may queue on
+     * it until then. Work you queue on the stream yourself with raw device addresses is not tracked:
+     * synchronise before closing a buffer it uses.
      *
      * <p>{@code CU_STREAM_PER_THREAD} (2) is refused: it is a different stream on every calling
      * thread, so the handle could not order its reductions, {@link #synchronize()} or
@@ -217,12 +268,7 @@ public final class Handle implements AutoCloseable {
      */
     public void setStream(long rawStream) {
         Capture.refuseOnThisThread("Handle.setStream");
-        long h = enter();
-        try {
-            NativeApi.handleSetStream(h, rawStream);
-        } finally {
-            exit();
-        }
+        switchStream(h -> NativeApi.handleSetStream(h, rawStream));
     }
 
     /**
@@ -234,15 +280,15 @@ public final class Handle implements AutoCloseable {
      */
     public void resetStream() {
         Capture.refuseOnThisThread("Handle.resetStream");
-        call(NativeApi::handleResetStream);
+        switchStream(NativeApi::handleResetStream);
     }
 
     /**
      * The raw {@code CUstream} work goes to: the one given to {@link #setStream(long)}, or the handle's
-     * default non-blocking stream. That one comes from a pool of 32 per context, taken in turn by the
-     * handles of the context on their first use (so handles created one after another run
-     * concurrently); it is never destroyed, because the driver keeps a destroyed stream's device
-     * memory cached while the context lives.
+     * own non-blocking stream (rule H9). No other live handle uses that stream: it is leased on first
+     * use and goes back to its context's free list when the handle is closed, to be reused by later
+     * handles, never destroyed (the driver keeps a destroyed stream's device memory cached while the
+     * context lives), so a context holds at most as many as handles were ever alive at once.
      *
      * @return the stream as a number (0 or 1 for the legacy default stream)
      * @throws IllegalStateException if the handle is closed
@@ -255,6 +301,37 @@ public final class Handle implements AutoCloseable {
         } finally {
             exit();
         }
+    }
+
+    /**
+     * What the memory pool and the pinned cache of this handle's context hold (rule M1; see
+     * {@link MemoryStats}).
+     *
+     * @return the statistics now
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public MemoryStats memoryStats() {
+        long h = enter();
+        try {
+            return new MemoryStats(NativeApi.handleMemoryStats(h));
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Gives the device memory the context's pool keeps for reuse, and the cached pinned host memory whose
+     * copies are done, back to the driver ({@code cuMemPoolTrimTo}, {@code cuMemFreeHost}). Memory in use
+     * stays, and so does memory whose stream-ordered free has not run yet: {@link #synchronize()} first to
+     * include this handle's. Does not wait for the GPU.
+     *
+     * @throws IllegalStateException if the handle is closed, or this thread is capturing a graph
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void trimMemory() {
+        Capture.refuseOnThisThread("Handle.trimMemory");
+        call(NativeApi::handleTrimMemory);
     }
 
     /**
@@ -275,16 +352,22 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * Allocates device memory in this handle's context ({@code cuMemAlloc}; not stream-ordered, so every
-     * handle of the context may use it on any stream). The contents are not initialised; see
-     * {@link #memset(DeviceBuffer, int)}.
+     * Allocates device memory in this handle's context, in stream order on this handle's stream from the
+     * context's memory pool ({@code cuMemAllocFromPoolAsync}; see {@link MemoryStats}). Every handle of the
+     * context may use the buffer, on any stream: a first use on another stream waits (on the GPU) for the
+     * allocation, and the buffer's release waits, in stream order, for the work of every stream that used
+     * it (rule L3 of docs/design.md); nothing waits on the host. The contents are not initialised; see
+     * {@link #memset(DeviceBuffer, int)}. Without memory pools (device, driver or
+     * {@code -Dcuhandle.pool.enabled=false}) it is {@code cuMemAlloc}, whose free waits for the whole
+     * context.
      *
      * @param bytes size in bytes, 0 or more
      * @return a new buffer, owned by the caller (close it)
      * @throws IllegalArgumentException if {@code bytes} is negative
      * @throws IllegalStateException if the handle is closed
-     * @throws CudaException if the memory cannot be allocated ({@link CudaError#OUT_OF_MEMORY}, with the free
-     *     memory in the message), the context was destroyed or reset, or the driver fails
+     * @throws CudaException if the memory cannot be allocated even after the pool gave its cached memory back
+     *     ({@link CudaError#OUT_OF_MEMORY}, with the free memory in the message), the context was destroyed or
+     *     reset, or the driver fails
      */
     public DeviceBuffer allocate(long bytes) {
         if (bytes < 0) {
@@ -868,16 +951,26 @@ public final class Handle implements AutoCloseable {
      * {@link #memset(DeviceBuffer, int)}, {@link #copy(DeviceBuffer, DeviceBuffer)} and device-result
      * reductions are recorded; none of them runs now.
      *
-     * <p>The capture runs on a stream only this handle uses (the handle's default stream may be shared
-     * with other handles), in the driver's thread-local mode, and is confined to the calling thread:
+     * <p>The capture runs on a private stream of the context (never the handle's own stream, which frees of
+     * memory allocated on it reach in stream order from any thread), in the driver's thread-local mode, and
+     * is confined to the calling thread:
      * calls on this handle from other threads are refused with an {@link IllegalStateException} until
-     * it ends, and it starts once the calls other threads already began have returned. Calls that wait
-     * for the GPU or free memory cannot be recorded and are refused, on this thread, with an
-     * {@link IllegalStateException} that names them: {@link #synchronize()}, {@link #setStream(long)},
-     * {@link #resetStream()}, {@link #allocate(long)} and {@code upload}, copies between the device and
-     * Java arrays or ByteBuffers, BLAS reductions that return their value, {@link Event#synchronize()},
-     * and closing a handle, buffer, library or graph. Buffers and libraries must therefore exist before
-     * the capture. Another handle used inside {@code work} runs its calls at once, uncaptured.
+     * it ends, and it starts once the calls other threads already began have returned. Calls that cannot
+     * be recorded are refused, on this thread and before the driver sees them, with an
+     * {@link IllegalStateException} that names them, and the capture goes on (rule C1 of docs/design.md):
+     * {@link #synchronize()}, {@link #whenDone()}, {@link #setStream(long)}, {@link #resetStream()},
+     * {@link #allocate(long)} and {@code upload}, {@link #allocateHost(long)}, {@link #trimMemory()}, copies
+     * between the device and Java arrays or ByteBuffers, BLAS reductions that return their value,
+     * {@link Event#synchronize()}, {@link Event#query()}, and closing a handle, buffer, host buffer, event,
+     * library or graph. Buffers and libraries must therefore exist before the capture. Nothing another
+     * thread does (frees, the cleaner, other handles' captures) affects this one. Asynchronous copies
+     * with {@link HostBuffer}s are recorded; their futures are complete at once. Another handle used inside
+     * {@code work} runs its calls at once, uncaptured.
+     *
+     * <p>The graph keeps what it recorded (rule L7): every {@link DeviceBuffer}, {@link HostBuffer},
+     * {@link Library} and {@link Event} its calls used stays reachable while the graph is, a replay after one
+     * of them was closed is an {@link IllegalStateException}, and memory released while replays are queued
+     * is reused only after them.
      *
      * <p>If {@code work} throws, or ending the capture fails, the capture is ended, what was recorded
      * is destroyed and the exception propagates; the handle is usable afterwards.
@@ -915,12 +1008,14 @@ public final class Handle implements AutoCloseable {
      * Allocates {@code bytes} of page-locked host memory ({@code cuMemHostAlloc}, portable to every
      * context), the source and destination of {@link #uploadAsync(HostBuffer, DeviceBuffer)} and
      * {@link #downloadAsync(DeviceBuffer, HostBuffer)}. Page-locking is slow (milliseconds per GiB) and takes
-     * memory from the operating system: allocate once, reuse.
+     * memory from the operating system, so closed buffers' memory is cached per context and reused by later
+     * allocations of its size class (a power of two up to 16 MiB, then 2 MiB steps) once the copies that
+     * used it are done; {@link #trimMemory()} gives it back (see {@link MemoryStats}).
      *
      * @param bytes size in bytes, at least 1
      * @return a new host buffer, owned by the caller (close it)
      * @throws IllegalArgumentException if {@code bytes} is less than 1
-     * @throws IllegalStateException if the handle is closed
+     * @throws IllegalStateException if the handle is closed, or this thread is capturing a graph
      * @throws CudaException if the memory cannot be page-locked ({@link CudaError#OUT_OF_MEMORY}), the context was
      *     destroyed or reset, or the driver fails
      */
@@ -928,6 +1023,7 @@ public final class Handle implements AutoCloseable {
         if (bytes < 1) {
             throw new IllegalArgumentException("host buffer size " + bytes + " is invalid; expected at least 1 byte");
         }
+        Capture.refuseOnThisThread("Handle.allocateHost");
         long h = enter();
         try {
             return new HostBuffer(NativeApi.pinnedAllocate(h, bytes), bytes);
@@ -951,15 +1047,13 @@ public final class Handle implements AutoCloseable {
      * is done: waiting then costs about what {@link #synchronize()} costs. The continuations attached by then run
      * on that waiting thread. Futures derived from this one ({@code thenApply} ...) do not poll.
      *
-     * <p>A handle's default stream is shared with other handles of its context (a pool of 32 streams per
-     * context): the future may then also wait for their work queued on the same stream earlier. Give the
-     * handle its own stream ({@link #setStream(long)}) where that matters.
-     *
      * @return a future of the work queued so far
-     * @throws IllegalStateException if the handle is closed
+     * @throws IllegalStateException if the handle is closed, or this thread is capturing a graph (nothing of
+     *     the capture runs until the graph is replayed: wait for the replay instead)
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public CompletableFuture<Void> whenDone() {
+        Capture.refuseOnThisThread("Handle.whenDone");
         long h = enter();
         try {
             return Completions.track(this, h, () -> { });
@@ -1045,7 +1139,9 @@ public final class Handle implements AutoCloseable {
     /**
      * Queues a copy between pinned and device memory and tracks it: the buffers stay entered (close waits)
      * until the copy's future settles, so the GPU never touches freed memory (rule A1). Nothing is pinned
-     * across a wait (rule L4): the call returns as soon as the copy is queued.
+     * across a wait (rule L4): the call returns as soon as the copy is queued. Inside a capture the copy is
+     * recorded, the graph keeps both buffers (rule L7), and the future is complete at once: nothing was
+     * queued to run.
      */
     private CompletableFuture<Void> copyAsync(HostBuffer host, long hostOffset, DeviceBuffer device, long bytes, boolean upload) {
         Objects.requireNonNull(host, upload ? "src" : "dst");
@@ -1054,6 +1150,9 @@ public final class Handle implements AutoCloseable {
         device.checkBytes(bytes, upload ? "destination" : "source");
         long h = enter();
         try {
+            if (capture != null) {
+                return recordCopy(h, host, hostOffset, device, bytes, upload);
+            }
             long p = host.enter();
             long b;
             try {
@@ -1090,6 +1189,22 @@ public final class Handle implements AutoCloseable {
         }
     }
 
+    /** {@link #copyAsync} inside a capture on this thread (the caller entered the handle as {@code h}). */
+    private CompletableFuture<Void> recordCopy(long h, HostBuffer host, long hostOffset, DeviceBuffer device, long bytes, boolean upload) {
+        long p = host.enterFor(this);
+        try {
+            long b = device.enterFor(this);
+            try {
+                NativeApi.pinnedCopyAsync(h, p, hostOffset, b, device.byteOffset(), bytes, upload);
+            } finally {
+                device.exit();
+            }
+        } finally {
+            host.exit();
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
     /**
      * Makes the work queued on this handle from now on wait until {@code event}'s recorded work is done
      * ({@code cuStreamWaitEvent}), without blocking the calling thread: orders one handle's work after
@@ -1105,7 +1220,7 @@ public final class Handle implements AutoCloseable {
         Objects.requireNonNull(event, "event");
         long h = enter();
         try {
-            long e = event.enter();
+            long e = event.enterFor(this);
             try {
                 NativeApi.handleWaitEvent(h, e);
             } finally {
@@ -1117,9 +1232,10 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * Closes the handle (H6): waits for calls in flight on other threads, synchronises the stream,
-     * frees what it owns and releases the primary-context retain once. Idempotent; later calls
-     * throw {@link IllegalStateException}. Futures of {@link #whenDone()} and of the asynchronous copies
+     * Closes the handle (H6): waits for calls in flight on other threads, synchronises its stream (its own
+     * work only: no other handle shares it), frees what it owns, gives the stream back to its context for
+     * later handles and releases the primary-context retain once. Idempotent; later calls throw
+     * {@link IllegalStateException}. Futures of {@link #whenDone()} and of the asynchronous copies
      * whose work was on the handle's stream are completed (exceptionally if the work failed) before it
      * returns.
      */

@@ -20,10 +20,14 @@ public final class KernelLaunch {
     private static final int SLOT = 8;
     /** Alignment of each structure argument: enough for any CUDA scalar or vector type. */
     private static final int STRUCT_ALIGNMENT = 16;
-    /** Layout of the buffer: argument pointers, then value slots, then the structure area. */
+    /**
+     * Layout of the buffer: argument pointers, then value slots, then the native pointers of the buffer
+     * arguments' memory (for the launch's use tracking, rule L3), then the structure area.
+     */
     private static final int POINTERS = 0;
     private static final int VALUES = MAX_ARGS * SLOT;
-    private static final int STRUCTS = 2 * MAX_ARGS * SLOT;
+    private static final int MEMORY = 2 * MAX_ARGS * SLOT;
+    private static final int STRUCTS = 3 * MAX_ARGS * SLOT;
     private static final ThreadLocal<KernelLaunch> PER_THREAD = new ThreadLocal<>();
 
     private Kernel kernel;
@@ -38,6 +42,8 @@ public final class KernelLaunch {
     private final int[] sizes = new int[MAX_ARGS];
     private final DeviceBuffer[] buffers = new DeviceBuffer[MAX_ARGS];
     private int argCount;
+    /** Entries of the memory list written by the last {@link #enterBuffers}. */
+    private int memoryCount;
     private int gx = 1;
     private int gy = 1;
     private int gz = 1;
@@ -443,14 +449,12 @@ public final class KernelLaunch {
         try {
             long h = handle.enter();
             try {
-                Capture running = handle.capture;
-                if (running != null) {
-                    running.uses(library);
-                }
+                Capture.noteUse(handle, library);
                 int entered = enterBuffers(handle);
                 try {
                     check(handle, h, lib);
-                    NativeApi.launch(h, kernel.function(handle, h), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz);
+                    NativeApi.launch(h, kernel.function(handle, h), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz,
+                            slotsAddress + MEMORY, memoryCount);
                 } finally {
                     exitBuffers(entered);
                 }
@@ -462,13 +466,17 @@ public final class KernelLaunch {
         }
     }
 
-    /** Enters every buffer argument (in index order); returns how many slots were walked. */
+    /**
+     * Enters every buffer argument (in index order) and lists their memory's native pointers for the launch
+     * ({@link #memoryCount}); returns how many slots were walked.
+     */
     private int enterBuffers(Handle handle) {
         int i = 0;
+        memoryCount = 0;
         try {
             for (; i < argCount; i++) {
                 if (buffers[i] != null) {
-                    buffers[i].enterFor(handle);
+                    slots.putLong(MEMORY + memoryCount++ * SLOT, buffers[i].enterFor(handle));
                 }
             }
             return i;

@@ -18,6 +18,9 @@ final class NativeApi {
     /** The libnvrtc file to load ({@code cuhandle.nvrtc.path}); null or empty for the default search. */
     static native void configureNvrtc(String nvrtcPath);
 
+    /** Memory pools made from now on: release threshold in bytes (negative: unlimited), and whether pools are used at all. */
+    static native void configureMemory(long releaseThreshold, boolean pools);
+
     static native String[] nvrtcDescribe();
 
     static native String nvrtcTarget(String architecture, int[] computeCapabilities, boolean ptxOnly);
@@ -71,6 +74,11 @@ final class NativeApi {
 
     static native long handleFreeMemory(long handle);
 
+    /** [bytes handed out by the pool, bytes the pool holds, pinned bytes cached, 1 if stream-ordered]. */
+    static native long[] handleMemoryStats(long handle);
+
+    static native void handleTrimMemory(long handle);
+
     static native long bufferAllocate(long handle, long bytes);
 
     static native long bufferWrap(long handle, long address, long bytes);
@@ -118,7 +126,7 @@ final class NativeApi {
     static native long kernelFunction(long handle, long kernel);
 
     static native void launch(long handle, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, long params, int argCount,
-            boolean cooperative, int clusterX, int clusterY, int clusterZ);
+            boolean cooperative, int clusterX, int clusterY, int clusterZ, long memory, int memoryCount);
 
     static native long[] libraryGlobal(long handle, long library, String name);
 
@@ -137,7 +145,7 @@ final class NativeApi {
     /** [context id, node count] */
     static native long[] graphInfo(long graph);
 
-    static native void graphLaunch(long graph, long handle);
+    static native void graphLaunch(long graph, long handle, long[] buffers, long[] pinned);
 
     static native void graphDestroy(long graph);
 
