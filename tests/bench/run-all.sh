@@ -57,6 +57,7 @@ cd "$here/bench" || exit 1
   nvcc -O2 -std=c++17 pinned_copy.cu -o pinned_copy -lcuda 2>&1 | tail -3
   nvcc -O2 -std=c++17 contextless_probe.cu -o contextless_probe -lcuda 2>&1 | tail -3
   nvcc -O2 -std=c++17 launch_probe.cu -o launch_probe -lcuda 2>&1 | tail -3
+  nvcc -O2 alloc_churn.c -o alloc_churn -lcuda -lpthread 2>&1 | tail -3
   [ -f anchors.cu ] && nvcc -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 anchors.cu -o anchors -lcuda -lcublas 2>&1 | tail -3
 } >>"$log"
 
@@ -107,6 +108,11 @@ step "launch cost by function origin and stream flags" probe.txt timeout 60 ./la
 step "pinned copies C" async.csv timeout 120 ./pinned_copy
 step "async cuhandle" async.csv timeout 180 "$here/run-class" dev.cuhandle.bench.AsyncBenchmark
 [ -f "$raw/async.csv" ] && cp "$raw/async.csv" "$out/async.csv" && cat "$out/async.csv"
+# Issue 19: allocation churn alone and next to busy handles, C anchors (ANCHOR lines) then cuhandle
+# (memory,... lines), and the 16-thread, false-sharing and capture-next-to-frees figures.
+step "allocation churn C" memory.txt timeout 60 ./alloc_churn
+step "memory cuhandle" memory.txt timeout 180 "$here/run-class" dev.cuhandle.bench.MemoryBenchmark
+[ -f "$raw/memory.txt" ] && cp "$raw/memory.txt" "$out/memory.txt"
 echo "== benchmarks took $(( $(date +%s) - bench_start )) s" >>"$log"
 
 for f in cold.csv cublas.csv cuhandle-blas.csv launch.csv handle.csv anchors.txt; do

@@ -103,6 +103,11 @@ public final class StandIn {
         return control(12, 0);
     }
 
+    /** Memory pools alive (made by cuMemPoolCreate and not destroyed, or destroyed with allocations left). */
+    public static int livePools() {
+        return control(44, 0);
+    }
+
     /** The calling thread's next {@code count} device allocations fail with OUT_OF_MEMORY. */
     public static void failNextAllocations(int count) {
         control(13, count);
