@@ -265,6 +265,12 @@ impl Drop for DeviceMemory {
 /// more, the context's release stream), after waiting on the GPU for every other stream whose use
 /// may still run. The context is active.
 fn free_in_stream_order(ctx: &Context, ptr: CUdeviceptr, uses: &Uses) -> Result<()> {
+    if let (StreamUse::Pooled(lease), true) = (uses.home(), uses.only_home()) {
+        // The common case: used on its own stream only, so stream order covers every use.
+        // SAFETY: memory of this context from its pool, freed once (Drop runs once), after its
+        // uses in stream order; the pooled stream is never destroyed.
+        return ctx.check(unsafe { (ctx.driver().api.cuMemFreeAsync)(ptr, lease.stream.raw()) }, "cuMemFreeAsync");
+    }
     let all = uses.all();
     let release;
     let on: CUstream = match uses.home() {

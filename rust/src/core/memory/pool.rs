@@ -32,6 +32,8 @@ const _: () = assert!(std::mem::size_of::<PoolProps>() == 88);
 const ALLOCATION_TYPE_PINNED: i32 = 1;
 /// `CU_MEM_LOCATION_TYPE_DEVICE`.
 const LOCATION_TYPE_DEVICE: i32 = 1;
+/// `CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES` (an `int`).
+const ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: i32 = 3;
 /// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD` (a `cuuint64_t`).
 const ATTR_RELEASE_THRESHOLD: i32 = 4;
 /// `CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`: bytes the pool holds from the device.
@@ -92,9 +94,20 @@ impl Pool {
         ctx.check(unsafe { (api.cuMemPoolCreate)(&mut raw, (&props as *const PoolProps).cast()) }, "cuMemPoolCreate")?;
         let pool = Pool { raw: raw as usize };
         let mut threshold = release_threshold();
-        // SAFETY: a live pool; the attribute takes a pointer to a cuuint64_t.
+        // Memory freed on one handle's stream may serve another handle's allocation once the free
+        // has run, or when the allocating stream already waits for it, but the driver must not
+        // make the allocating stream wait for the freeing one (an internal dependency): that would
+        // tie unrelated handles' streams together, and `uses` orders every real dependency itself.
+        let mut no_internal_dependencies: i32 = 0;
+        // SAFETY: a live pool; the threshold attribute takes a pointer to a cuuint64_t, the reuse
+        // policy one to an int.
         let rc = unsafe { (api.cuMemPoolSetAttribute)(raw, ATTR_RELEASE_THRESHOLD, (&mut threshold as *mut u64).cast()) };
-        if let Err(e) = ctx.check(rc, "cuMemPoolSetAttribute") {
+        let set = ctx.check(rc, "cuMemPoolSetAttribute(RELEASE_THRESHOLD)").and_then(|()| {
+            // SAFETY: as above.
+            let rc = unsafe { (api.cuMemPoolSetAttribute)(raw, ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, (&mut no_internal_dependencies as *mut i32).cast()) };
+            ctx.check(rc, "cuMemPoolSetAttribute(REUSE_ALLOW_INTERNAL_DEPENDENCIES)")
+        });
+        if let Err(e) = set {
             pool.destroy(ctx);
             return Err(e);
         }

@@ -69,6 +69,11 @@ impl Uses {
         Ok(())
     }
 
+    /// Whether no stream but the home stream used the memory.
+    pub fn only_home(&self) -> bool {
+        self.others().is_empty()
+    }
+
     /// Every stream that used the memory (the home stream first), for the release.
     pub fn all(&self) -> Vec<StreamUse> {
         std::iter::once(self.home.clone()).chain(self.others().iter().cloned()).collect()
