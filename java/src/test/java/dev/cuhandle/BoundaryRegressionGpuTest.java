@@ -240,12 +240,14 @@ class BoundaryRegressionGpuTest {
 
     /**
      * (8) 100,000 leaked handles with small buffers left 1.9 GB of device memory reserved (pool
-     * memory that the context kept). Here 5,000 leaked handles with 8 KiB each: once cleaned, the
-     * device has its memory back.
+     * memory that the context kept). Here two waves of 2,000 leaked handles with 8 KiB each: once
+     * cleaned, the pool and pinned memory are back, and the second wave costs nothing more than the
+     * first. (Each handle alive at once has a stream of its own (rule H9), and the driver keeps a
+     * stream's memory while the context lives, so the first wave's streams stay, to be reused.)
      */
     @Test
     void leakedHandlesAndBuffersGiveTheirMemoryBackOnceCleaned() throws InterruptedException {
-        // 10,000 leak warnings (one per cleaned object, as H7 wants) would only flood the log here.
+        // 8,000 leak warnings (one per cleaned object, as H7 wants) would only flood the log here.
         Logger jul = Logger.getLogger("dev.cuhandle");
         Level level = jul.getLevel();
         jul.setLevel(Level.SEVERE);
@@ -258,18 +260,38 @@ class BoundaryRegressionGpuTest {
 
     private static void leakAndWaitForTheMemory() throws InterruptedException {
         try (Handle anchor = Handle.create()) { // keeps the primary context alive throughout
-            long freeBefore = anchor.freeMemory();
             int allocationsBefore = StandIn.active() ? StandIn.liveAllocations() : 0;
-            leakHandles(5_000);
-            anchor.synchronize();
-            if (StandIn.active()) {
-                assertTrue(gcUntil(() -> StandIn.liveAllocations() <= allocationsBefore, 60_000),
-                        "allocations still live after cleaning: " + StandIn.liveAllocations() + " (before: " + allocationsBefore + ")");
+            long[] freeAfterWave = new long[2];
+            for (int wave = 0; wave < 2; wave++) {
+                leakHandles(2_000);
+                anchor.synchronize();
+                if (StandIn.active()) {
+                    assertTrue(gcUntil(() -> StandIn.liveAllocations() <= allocationsBefore, 60_000),
+                            "allocations still live after cleaning: " + StandIn.liveAllocations() + " (before: " + allocationsBefore + ")");
+                }
+                long settled = settledFreeMemory(anchor);
+                freeAfterWave[wave] = settled;
             }
-            long slack = 256L << 20;
-            assertTrue(gcUntil(() -> anchor.freeMemory() >= freeBefore - slack, 60_000),
-                    "device memory free before " + (freeBefore >> 20) + " MiB, after cleaning " + (anchor.freeMemory() >> 20) + " MiB");
+            long slack = 64L << 20;
+            assertTrue(freeAfterWave[1] >= freeAfterWave[0] - slack, "device memory free after the first wave " + (freeAfterWave[0] >> 20)
+                    + " MiB, after the second " + (freeAfterWave[1] >> 20) + " MiB: cleaned handles and buffers must give their memory back");
         }
+    }
+
+    /** Free device memory once the cleaner has run and stopped changing it (GC rounds until two readings agree within 1 MiB). */
+    private static long settledFreeMemory(Handle anchor) throws InterruptedException {
+        long previous = -1;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            System.gc();
+            Thread.sleep(200);
+            long now = anchor.freeMemory();
+            if (previous >= 0 && Math.abs(now - previous) < (1L << 20)) {
+                return now;
+            }
+            previous = now;
+        }
+        return anchor.freeMemory();
     }
 
     /**
