@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A cuBLAS-style handle: bound to one driver context, with a default stream, usable from any thread
- * (rules H1-H9 of DESIGN.md). No operation changes which context is current on the calling
+ * (rules H1-H9 of docs/design.md). No operation changes which context is current on the calling
  * thread. Close it (try-with-resources); an unreachable unclosed handle is released by a cleaner
  * with a warning.
  */

@@ -209,7 +209,8 @@ class HandleDeadContextGpuTest extends HandleGpuTestBase {
             assertDoesNotThrow(stale::close);
             assertEquals(0L, current());
 
-            // A new handle binds the new primary context (same pointer per FIGURES.md, new id) and works;
+            // A new handle binds the new primary context (same pointer, new id: primary_ptr_same_after_reset
+            // in docs/runs/2026-11-29-anchors.txt) and works;
             // kernels loaded with cuLibraryLoadData still launch after the reset.
             try (Handle fresh = Handle.create(0)) {
                 System.out.println("[h8] primary context before reset " + hex(raw) + " id " + idBefore + "; after: " + hex(fresh.rawContext())
