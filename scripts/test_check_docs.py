@@ -19,6 +19,7 @@ cuhandle,handle,activation_overhead,2,146.932,ns
 cuhandle,handle,create_close,5,1.370,us
 CHECK cost.create_destroy_median_us: 289.0 us (expected tens to hundreds of microseconds) ... PASS
 [module-loading] load_mib=512.0
+cuhandle,activation_overhead_ns_over_bare_call,1000000,0,74.1,0
 """
 LOGS = {"runs/anchors.txt": ANCHORS, "runs/bench.log": BENCH}
 DEFINITIONS = "\n[anchors]: runs/anchors.txt\n[bench]: runs/bench.log\n"
@@ -85,6 +86,7 @@ class FigureCheckTest(unittest.TestCase):
         self.assertIn("70.253", figures["ns"])
         self.assertIn("289.0", figures["us"])
         self.assertIn("512.0", figures["MiB"])
+        self.assertIn("74.1", figures["ns"], "a unit inside a CSV key")
         self.assertNotIn("1", figures.get("ns", []), "primary_ctx_id 1 has no unit")
 
 
