@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs on the GPU host from inside a bundle made by scripts/gpu-bundle.sh: the self-test, the GPU
 # test suite, and the benchmarks: the C baselines (tests/bench/cublas_l1.cu, cold_start.c and
-# FIGURES.md's anchors.cu, compiled here with the host's nvcc) and cuhandle's, all in one run so
+# tests/bench/anchors.cu, compiled here with the host's nvcc) and cuhandle's, all in one run so
 # that ratios are comparable. Usage: run-all [tests|bench|proof|all] (default all).
 # `proof` (also part of `all`) compiles and runs tests/handles-proof/cublas_behaviour.cu, the evidence for
 # docs/handles.md's cuBLAS column: CHECK/OBSERVE lines in $OUT/proof.log, exit status on the last line.

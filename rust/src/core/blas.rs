@@ -4,8 +4,10 @@
 //! Increments: reference BLAS visits element i of a vector with increment `inc` at
 //! `(inc >= 0) ? i*inc : (n-1-i)*(-inc)` from the lowest-address element; the kernels do the same.
 //! A read-only vector may have increment 0 (every element is the first); a written one may not
-//! (parallel writes to one element would race). Single-vector ops (scal, nrm2, asum, iamax) do
-//! nothing (or return 0) for `incx <= 0`, as reference BLAS does.
+//! (parallel writes to one element would race), except in the single-vector ops (scal, nrm2, asum,
+//! iamax), which do nothing (or return 0) for `incx <= 0`, 0 included, as the Fortran 77 reference
+//! BLAS routines do (the Fortran 90 nrm2 of LAPACK 3.9.1 and later walks a negative increment
+//! backwards instead).
 
 use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;

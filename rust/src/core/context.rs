@@ -1,5 +1,5 @@
 //! Binding to a driver context, validating it before use and activating it for the duration of
-//! one operation (rules H1-H4, H8, H11 of DESIGN.md).
+//! one operation (rules H1-H4, H8, H11 of docs/design.md).
 
 use crate::core::driver::{self, Driver};
 use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT};
@@ -19,8 +19,9 @@ pub enum Ownership {
 
 /// A driver context plus the unique id it had when we bound to it. The id is what makes a
 /// destroyed context (whose address may be reused) or a reset primary context (same address, new
-/// id) detectable *before* anything is pushed onto a thread (FIGURES.md: pushing a destroyed
-/// context "succeeds" and the process crashes later).
+/// id) detectable *before* anything is pushed onto a thread: on driver 580 pushing a destroyed
+/// context "succeeds" and a later call fails or the process dies (tests/handles-proof/
+/// cublas_behaviour.cu, `destroyed_context_driver` in docs/runs/2026-12-01-proof.log).
 pub struct Context {
     raw: CUcontext,
     id: u64,
@@ -129,8 +130,12 @@ impl Context {
     #[inline]
     pub fn validate(&self) -> Result<()> {
         let mut id = 0;
-        // SAFETY: cuCtxGetId only reads the context's id; on a destroyed context it returns
-        // CUDA_ERROR_CONTEXT_IS_DESTROYED (measured, FIGURES.md) rather than touching freed state.
+        // SAFETY: cuCtxGetId only reads the context's id. A retained primary context stays a
+        // handle the driver knows across a reset (cuDevicePrimaryCtxReset does not release it),
+        // so this is defined for it. A borrowed context must be kept alive by its owner (H1): the
+        // driver documents passing a destroyed context as undefined behaviour (cuCtxDestroy), so
+        // detecting one is best effort; driver 580 answers CUDA_ERROR_CONTEXT_IS_DESTROYED
+        // (`ctx_get_id_after_destroy` in docs/runs/2026-11-29-anchors.txt).
         let rc = unsafe { (self.driver.api.cuCtxGetId)(self.raw, &mut id) };
         if rc == CUDA_ERROR_CONTEXT_IS_DESTROYED || rc == CUDA_ERROR_INVALID_CONTEXT {
             let what = match self.ownership {
@@ -185,7 +190,8 @@ impl Drop for Context {
 }
 
 /// The thread's previous current context, restored when dropped. Switching is skipped when the
-/// context is already current (27 ns saved per call, FIGURES.md).
+/// context is already current (a `cuCtxSetCurrent` costs 26.0 ns on the H200:
+/// `ctx_set_current_same_ns` in docs/runs/2026-11-29-anchors.txt).
 ///
 /// Both switches use `cuCtxSetCurrent`, also when nothing was current: on an empty stack it puts
 /// the context on as the only entry, and `cuCtxSetCurrent(NULL)` takes that entry off again (the

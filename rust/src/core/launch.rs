@@ -181,8 +181,9 @@ pub unsafe fn launch(
 /// # Safety
 /// `params` is null or holds as many valid argument pointers as the kernel takes; `function` is a
 /// function of the stream's context, or a CUkernel, which may be passed where a CUfunction is
-/// expected (the driver then uses the kernel's instance for the context it launches in; CUDA 12
-/// docs, verified in FIGURES.md); `stream` is live and accepted with what is current on this
+/// expected (the driver then uses the kernel's instance for the context it launches in, as
+/// cuLaunchKernel documents; `cukernel_in_user_ctx_ok` of tests/bench/anchors.cu in
+/// docs/runs/2026-11-29-anchors.txt); `stream` is live and accepted with what is current on this
 /// thread; a `dependent` shape's kernel waits before touching memory (see `LaunchShape`).
 pub(crate) unsafe fn queue(api: &DriverApi, function: CUfunction, shape: &LaunchShape, stream: CUstream, params: *mut *mut c_void) -> (CuResult, &'static str) {
     if !shape.needs_attributes() {

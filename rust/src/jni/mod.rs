@@ -16,5 +16,11 @@ mod pinned;
 mod raw;
 #[cfg(feature = "test-api")]
 mod testing;
+#[cfg(feature = "test-api")]
+mod testing_driver_probe;
+#[cfg(feature = "test-api")]
+mod testing_entry_point;
+#[cfg(feature = "test-api")]
+mod testing_green_context;
 mod throw;
 mod variables;

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A cuBLAS-style handle: bound to one driver context, with a default stream, usable from any thread
- * (rules H1-H9 of DESIGN.md). No operation changes which context is current on the calling
+ * (rules H1-H9 of docs/design.md). No operation changes which context is current on the calling
  * thread. Close it (try-with-resources); an unreachable unclosed handle is released by a cleaner
  * with a warning.
  */
@@ -75,7 +75,18 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * Binds to an existing context without owning it (H3): the caller keeps it alive.
+     * Binds to an existing context without owning it (H3): the caller keeps it alive for as long as the handle
+     * and its buffers are used, as cuBLAS requires of the context current at {@code cublasCreate}.
+     *
+     * <p>A context destroyed under the handle anyway is detected on a best-effort basis only. Before every use
+     * the handle asks the driver for the context's id ({@code cuCtxGetId}); on the drivers measured (580,
+     * CUDA 13.0) a destroyed context answers {@code CUDA_ERROR_CONTEXT_IS_DESTROYED} and every later call
+     * throws a {@link CudaException}. NVIDIA documents that a destroyed context must not be passed to later
+     * driver calls (undefined behaviour, {@code cuCtxDestroy}), so another driver may behave otherwise. A
+     * primary context reset under a handle that retains it ({@link #create()}, {@link #create(int)}) is
+     * different: a reset does not release the retained context, which stays a context the driver knows, so
+     * asking for its id is defined; that the id changes with the reset, which the handle detects, was
+     * measured on driver 580 (docs/handles.md, section 1).
      *
      * <p>Values that cannot be a driver context (0, negative, inside the first page of memory,
      * not 8-byte aligned) are refused before the driver sees them. A value that looks like a

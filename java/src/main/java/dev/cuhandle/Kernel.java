@@ -85,6 +85,15 @@ public final class Kernel {
     }
 
     /**
+     * The context-independent {@code CUkernel} ({@code cuLibraryGetKernel}); valid while the library is open.
+     * Package-private: the GPU tests launch it directly to compare the driver's own choice of context with
+     * cuhandle's launches.
+     */
+    long rawKernel() {
+        return raw;
+    }
+
+    /**
      * Parameter count, or -1 when the driver cannot tell (before CUDA 12.4). No launch is needed first: if the
      * kernel was looked up with no context current, the driver is asked in the context current now, or else in
      * the primary context of {@link Cuda#getDevice()} (rules H1, H2).

@@ -108,9 +108,10 @@ class LibraryVariablesGpuTest extends GpuTestSupport {
 
     /**
      * Context-independent loading (docs/handles.md, section 4): a context created after the library
-     * was loaded gets the module too, with its own {@code __device__} variable at its initial value;
-     * destroying a context takes its copy with it, while a {@code __managed__} variable (one per
-     * process) keeps its value.
+     * was loaded gets the module too, with its own {@code __device__} variable at its initial value,
+     * and the library's kernels run there on that copy; destroying a context takes its copy with it,
+     * while a {@code __managed__} variable (one per process) keeps its value and is updated by kernels
+     * of the new context.
      */
     @Test
     @StandInCapable
@@ -127,6 +128,23 @@ class LibraryVariablesGpuTest extends GpuTestSupport {
                 "a context created after the library was loaded starts with the variable's initial value");
         assertEquals(value, managed.getInt(0), "a __managed__ variable outlives the context that wrote it");
         assertEquals(value, readInt(managed.view(other)), "... and the new context sees it");
+
+        // The library's kernels run there: they update the new context's own copy (from its initial
+        // 0) and the process's one managed variable. On the stand-in, where kernels do not run, the
+        // launches must reach the driver.
+        int delta = 1 + random.nextInt(1000);
+        int managedDelta = 1 + random.nextInt(1000);
+        HandleGpuTestBase.LaunchCount launches = new HandleGpuTestBase.LaunchCount();
+        other.launch(library.kernel("cuh_test_counter_add"), Dim3.of(1), Dim3.of(1), 0, delta);
+        other.launch(library.kernel("cuh_test_managed_add"), Dim3.of(1), Dim3.of(1), 0, managedDelta);
+        try (DeviceBuffer out = other.allocate(4)) {
+            other.launch(library.kernel("cuh_test_counter_read"), Dim3.of(1), Dim3.of(1), 0, out);
+            launches.assertAccepted(3, "kernels launched in a context created after loading");
+            if (!StandIn.active()) {
+                assertEquals(delta, readInt(out), "a kernel of the library, run in a context created after loading, read that context's copy");
+                assertEquals(value + managedDelta, managed.getInt(0), "a kernel run in the new context updated the managed variable");
+            }
+        }
     }
 
     @Test
