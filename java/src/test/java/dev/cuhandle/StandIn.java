@@ -135,4 +135,17 @@ public final class StandIn {
     public static int liveHostAllocations() {
         return control(43, 0);
     }
+
+    /** Host memory ranges page-locked with {@code cuMemHostRegister} and not yet unregistered. */
+    public static int liveHostRegistrations() {
+        return control(44, 0);
+    }
+
+    /**
+     * Copies and memsets that ran after their call returned, when their busy stream got to them (as DMA
+     * does): a copy with page-locked host memory reads or writes that memory only then.
+     */
+    public static int deferredCopies() {
+        return control(45, 0);
+    }
 }
