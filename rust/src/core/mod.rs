@@ -22,4 +22,5 @@ pub mod completion;
 pub mod pinned_memory;
 pub mod sticky;
 pub mod stream_pool;
+pub mod transfer;
 pub mod variables;
