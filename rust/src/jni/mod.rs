@@ -17,4 +17,5 @@ mod raw;
 #[cfg(feature = "test-api")]
 mod testing;
 mod throw;
+mod transfer;
 mod variables;
