@@ -2,11 +2,12 @@ package dev.cuhandle;
 
 import java.nio.ByteBuffer;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Copies between Java arrays (and heap ByteBuffers) and device memory, for {@link Handle} and
- * {@link DeviceBuffer} (rules T1 and L4): the checks, and the split of large copies into ranges
- * copied on several threads ({@link TransferPlan}, {@link TransferThreads}).
+ * {@link DeviceBuffer} (rules T1 and L4): the checks, the split of large copies into ranges copied
+ * on several threads ({@link TransferPlan}, {@link TransferThreads}), and the asynchronous copies.
  * Each range moves through the native pipeline ({@code rust/src/core/transfer}): pinned staging
  * slots of the context, the JNI region copy of one chunk overlapping the DMA of the one before, and
  * no part of the array pinned while the thread waits for the GPU.
@@ -87,6 +88,56 @@ final class ArrayTransfers {
             DeviceBuffer.exit(buffer, b);
             handle.exit();
         }
+    }
+
+    /**
+     * Starts the copy of {@link #copy} on a cuhandle thread and returns its future at once. The
+     * stream is the handle's current one at this call, so the copy is ordered after the work
+     * queued on it before. The handle and buffer stay entered until the copy is done (their close
+     * waits); the future completes after that, normally once the last chunk is on the device
+     * (upload) or in the array (download), exceptionally with what made the copy fail.
+     */
+    static CompletableFuture<Void> copyAsync(Handle handle, DeviceBuffer buffer, Object array, int arrayOffset, int length, boolean upload) {
+        Capture.refuseOnThisThread(upload ? "an asynchronous copy from a Java array to the device" : "an asynchronous copy from the device to a Java array");
+        Kind kind = check(buffer, array, arrayOffset, length, upload);
+        long h = handle.enter();
+        long b = 0;
+        long stream;
+        try {
+            b = buffer.enterFor(handle);
+            stream = NativeApi.handleStream(h);
+        } catch (RuntimeException | Error e) {
+            DeviceBuffer.exit(buffer, b);
+            handle.exit();
+            throw e;
+        }
+        long entered = b;
+        long bufferOffset = buffer.byteOffset();
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        Runnable task = () -> {
+            Throwable failure = null;
+            try {
+                run(h, entered, bufferOffset, array, kind, arrayOffset, length, upload, stream, true);
+            } catch (Throwable t) {
+                failure = t;
+            } finally {
+                DeviceBuffer.exit(buffer, entered);
+                handle.exit();
+            }
+            if (failure == null) {
+                result.complete(null);
+            } else {
+                result.completeExceptionally(failure);
+            }
+        };
+        try {
+            TransferThreads.async(task);
+        } catch (RuntimeException | Error e) {
+            DeviceBuffer.exit(buffer, entered);
+            handle.exit();
+            throw e;
+        }
+        return result;
     }
 
     /**

@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <h2 id="arrays">Copies between Java arrays and the device</h2>
  *
- * <p>{@code copyToDevice}, {@code copyToHost}, {@code upload} and {@link DeviceBuffer}'s copies
- * never pin a Java array, and the calling thread holds no part of it
+ * <p>{@code copyToDevice}, {@code copyToHost}, {@code upload}, their asynchronous forms and
+ * {@link DeviceBuffer}'s copies never pin a Java array, and the calling thread holds no part of it
  * while it waits for the GPU, so a copy never holds up the garbage collector or other threads
  * (rule L4). The elements move in chunks through page-locked staging memory of the handle's
  * context (a small pool, reused by later copies): JNI region copies fill one chunk while the DMA of
@@ -705,6 +705,342 @@ public final class Handle implements AutoCloseable {
      */
     public void copyToHost(DeviceBuffer src, char[] dst, int dstOffset, int length) {
         ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 4} bytes) from {@code src[srcOffset]} onwards to
+     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
+     * {@link #copyToDevice(float[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
+     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
+     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
+     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
+     * {@code dst} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 4} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> uploadAsync(float[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 8} bytes) from {@code src[srcOffset]} onwards to
+     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
+     * {@link #copyToDevice(double[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
+     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
+     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
+     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
+     * {@code dst} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 8} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> uploadAsync(double[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 4} bytes) from {@code src[srcOffset]} onwards to
+     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
+     * {@link #copyToDevice(int[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
+     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
+     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
+     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
+     * {@code dst} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 4} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> uploadAsync(int[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 8} bytes) from {@code src[srcOffset]} onwards to
+     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
+     * {@link #copyToDevice(long[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
+     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
+     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
+     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
+     * {@code dst} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 8} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> uploadAsync(long[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 1} bytes) from {@code src[srcOffset]} onwards to
+     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
+     * {@link #copyToDevice(byte[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
+     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
+     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
+     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
+     * {@code dst} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 1} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> uploadAsync(byte[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 2} bytes) from {@code src[srcOffset]} onwards to
+     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
+     * {@link #copyToDevice(short[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
+     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
+     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
+     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
+     * {@code dst} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 2} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> uploadAsync(short[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 2} bytes) from {@code src[srcOffset]} onwards to
+     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
+     * {@link #copyToDevice(char[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
+     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
+     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
+     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
+     * {@code dst} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 2} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> uploadAsync(char[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 4} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
+     * {@link #copyToHost(DeviceBuffer, float[], int, int)} does, on the stream this handle uses now, after the work
+     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
+     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
+     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
+     * and {@code src} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 4} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, float[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 8} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
+     * {@link #copyToHost(DeviceBuffer, double[], int, int)} does, on the stream this handle uses now, after the work
+     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
+     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
+     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
+     * and {@code src} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 8} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, double[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 4} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
+     * {@link #copyToHost(DeviceBuffer, int[], int, int)} does, on the stream this handle uses now, after the work
+     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
+     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
+     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
+     * and {@code src} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 4} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, int[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 8} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
+     * {@link #copyToHost(DeviceBuffer, long[], int, int)} does, on the stream this handle uses now, after the work
+     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
+     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
+     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
+     * and {@code src} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 8} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, long[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 1} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
+     * {@link #copyToHost(DeviceBuffer, byte[], int, int)} does, on the stream this handle uses now, after the work
+     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
+     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
+     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
+     * and {@code src} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 1} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, byte[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 2} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
+     * {@link #copyToHost(DeviceBuffer, short[], int, int)} does, on the stream this handle uses now, after the work
+     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
+     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
+     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
+     * and {@code src} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 2} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, short[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Starts copying {@code length} elements ({@code length * 2} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
+     * {@link #copyToHost(DeviceBuffer, char[], int, int)} does, on the stream this handle uses now, after the work
+     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
+     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
+     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
+     * and {@code src} stay in use until then (their {@code close()} waits).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
+     *     fail (a {@link CudaException}, for example)
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 2} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     * @throws CudaException if the context was destroyed or reset
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, char[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
     }
     /**
      * Copies {@code bytes} bytes from a ByteBuffer, starting at its absolute index {@code srcOffset} (position

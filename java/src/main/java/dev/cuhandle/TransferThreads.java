@@ -9,7 +9,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The threads behind array copies (rule T1): helpers that copy ranges of a large array while the
- * calling thread copies others.
+ * calling thread copies others, and the threads that run asynchronous array copies.
  *
  * <p><b>Why Java threads calling native code per range</b>, rather than native threads attached to
  * the JVM: a JNI region copy needs the calling thread's {@code JNIEnv} and a reference to the array
@@ -34,6 +34,13 @@ final class TransferThreads {
 
     /** Helpers for the ranges of large copies: a bounded pool, since the caller copies whatever they do not. */
     private static final ThreadPoolExecutor HELPERS = pool("cuhandle-transfer-helper", Math.max(2, Runtime.getRuntime().availableProcessors()));
+    /**
+     * Runs asynchronous array copies, each on one thread for its duration (it waits for the GPU
+     * between chunks). At most this many run at once; later ones queue.
+     */
+    static final int ASYNC_THREADS = 32;
+    private static final ThreadPoolExecutor ASYNC = pool("cuhandle-transfer-async", ASYNC_THREADS);
+
     private TransferThreads() {}
 
     private static ThreadPoolExecutor pool(String name, int threads) {
@@ -75,6 +82,11 @@ final class TransferThreads {
         if (failure instanceof Error) {
             throw (Error) failure;
         }
+    }
+
+    /** Runs {@code copy} on an asynchronous-copy thread. */
+    static void async(Runnable copy) {
+        ASYNC.execute(copy);
     }
 
     /** The shared state of one split copy. */

@@ -2,6 +2,7 @@ package dev.cuhandle;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -9,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -167,6 +170,56 @@ class ArrayTransferGpuTest extends KernelGpuTestBase {
             }
         }
         return true;
+    }
+
+    @ParameterizedTest
+    @EnumSource(ArrayTypes.class)
+    void asyncCopiesOfEveryType_completeWithTheDataInPlace(ArrayTypes type) throws Exception {
+        Random r = freshRandom(type + " async");
+        int n = 9 * TransferProperties.TINY_CHUNK / type.bytes + 3;
+        try (TransferProperties p = TransferProperties.tiny(); Handle h = Handle.create(0); DeviceBuffer d = h.allocate((long) n * type.bytes)) {
+            Object src = type.random(r, n + 2);
+            CompletableFuture<Void> up = type.uploadAsync(h, src, 2, d, n);
+            up.get(30, TimeUnit.SECONDS);
+            assertSameBytes(type.bytesOf(src, 2, n), ArrayTypes.deviceBytes(h, d, n * type.bytes), type + ": device once the upload future completed");
+            Object back = type.allocate(n + 1);
+            CompletableFuture<Void> down = type.downloadAsync(h, d, back, 1, n);
+            down.get(30, TimeUnit.SECONDS);
+            assertSameBytes(type.bytesOf(src, 2, n), type.bytesOf(back, 1, n), type + ": array once the download future completed");
+        }
+    }
+
+    @Test
+    void anAsyncDownloadReturnsAtOnce_runsAfterEarlierWork_andCloseWaitsForIt() throws Exception {
+        Random r = freshRandom("async download behind work");
+        int n = 20 * TransferProperties.TINY_CHUNK / 4;
+        float[] xs = randomFloats(r, n);
+        float[] back = new float[n];
+        CompletableFuture<Void> down;
+        try (TransferProperties p = TransferProperties.tiny(); Handle h = Handle.create(0); DeviceBuffer d = h.allocate(4L * n)) {
+            h.copyToDevice(xs, 0, d, n);
+            EventGpuTest.spinCycles(h, SPIN_CYCLES_10MS * 30); // 300 ms before the download may start
+            long start = System.nanoTime();
+            down = h.downloadAsync(d, back, 0, n);
+            long returnedMs = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(returnedMs < 200, "downloadAsync took " + returnedMs + " ms to return; it should not wait for the queued work");
+            assertFalse(down.isDone(), "the download cannot be done while 300 ms of work are queued before it");
+            d.close(); // waits for the copy, which keeps the buffer in use
+            assertExact(xs, back, "the array when closing the source buffer returned (close waits for the copy)");
+        }
+        down.get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void asyncCopiesCheckTheirArgumentsAtTheCall() {
+        try (Handle h = Handle.create(0); DeviceBuffer d = h.allocate(64)) {
+            assertThrows(IllegalArgumentException.class, () -> h.uploadAsync(new float[20], 0, d, 20), "more than the buffer holds");
+            assertThrows(IllegalArgumentException.class, () -> h.downloadAsync(d, new int[4], 2, 3), "outside the array");
+            assertThrows(NullPointerException.class, () -> h.uploadAsync((long[]) null, 0, d, 1));
+            DeviceBuffer closed = h.allocate(16);
+            closed.close();
+            assertThrows(IllegalStateException.class, () -> h.uploadAsync(new byte[4], 0, closed, 4));
+        }
     }
 
     @Test

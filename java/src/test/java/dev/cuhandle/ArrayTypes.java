@@ -3,6 +3,7 @@ package dev.cuhandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The seven primitive array types cuhandle copies, for tests that run one scenario over all of
@@ -83,6 +84,30 @@ enum ArrayTypes {
             case LONG: h.copyToHost(src, (long[]) dst, dstOffset, length); break;
             case FLOAT: h.copyToHost(src, (float[]) dst, dstOffset, length); break;
             default: h.copyToHost(src, (double[]) dst, dstOffset, length); break;
+        }
+    }
+
+    CompletableFuture<Void> uploadAsync(Handle h, Object src, int srcOffset, DeviceBuffer dst, int length) {
+        switch (this) {
+            case BYTE: return h.uploadAsync((byte[]) src, srcOffset, dst, length);
+            case SHORT: return h.uploadAsync((short[]) src, srcOffset, dst, length);
+            case CHAR: return h.uploadAsync((char[]) src, srcOffset, dst, length);
+            case INT: return h.uploadAsync((int[]) src, srcOffset, dst, length);
+            case LONG: return h.uploadAsync((long[]) src, srcOffset, dst, length);
+            case FLOAT: return h.uploadAsync((float[]) src, srcOffset, dst, length);
+            default: return h.uploadAsync((double[]) src, srcOffset, dst, length);
+        }
+    }
+
+    CompletableFuture<Void> downloadAsync(Handle h, DeviceBuffer src, Object dst, int dstOffset, int length) {
+        switch (this) {
+            case BYTE: return h.downloadAsync(src, (byte[]) dst, dstOffset, length);
+            case SHORT: return h.downloadAsync(src, (short[]) dst, dstOffset, length);
+            case CHAR: return h.downloadAsync(src, (char[]) dst, dstOffset, length);
+            case INT: return h.downloadAsync(src, (int[]) dst, dstOffset, length);
+            case LONG: return h.downloadAsync(src, (long[]) dst, dstOffset, length);
+            case FLOAT: return h.downloadAsync(src, (float[]) dst, dstOffset, length);
+            default: return h.downloadAsync(src, (double[]) dst, dstOffset, length);
         }
     }
 
