@@ -8,6 +8,7 @@ pub mod error;
 pub mod event;
 pub mod graph;
 pub mod handle;
+pub mod host_registration;
 pub mod host_result;
 pub mod image;
 pub mod kernels;

@@ -8,6 +8,7 @@ mod cuda;
 mod event;
 mod graph;
 mod handle;
+mod host_registration;
 mod java_arrays;
 mod library;
 pub(crate) mod logging;

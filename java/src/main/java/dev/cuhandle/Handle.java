@@ -29,7 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code idleSlots} (all under {@code cuhandle.transfer.}) tune them.
  *
  * <p>Heap ByteBuffers take the same path. Direct ByteBuffers and {@link HostBuffer}s go to the
- * driver with no staging.
+ * driver with no staging; a direct buffer copied many times can be page-locked with
+ * {@link HostRegistration#register(Handle, ByteBuffer)}.
  */
 public final class Handle implements AutoCloseable {
     private final NativeObject state;
@@ -1047,7 +1048,7 @@ public final class Handle implements AutoCloseable {
      * and limit are ignored and unchanged), to the start of {@code dst}, on this handle's stream. A direct
      * buffer goes to the driver with no staging: for ordinary (pageable) memory the call returns once the
      * driver has read the source, so the ByteBuffer may be reused at once; memory page-locked with
-     * {@code cuMemHostRegister} is copied asynchronously and must not change
+     * {@code cuMemHostRegister} (see {@link HostRegistration}) is copied asynchronously and must not change
      * until the stream has passed the copy. A heap buffer is copied as a {@code byte[]} is (see
      * <a href="#arrays">Copies between Java arrays and the device</a>) and may be reused once this returns.
      *

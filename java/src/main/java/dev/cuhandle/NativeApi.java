@@ -89,6 +89,10 @@ final class NativeApi {
     static native void arrayCopy(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes, boolean upload,
             long stream, long chunkBytes, int depth, long slotBytes, int idleSlots, boolean waitForDevice);
 
+    static native long hostRegister(long handle, ByteBuffer direct);
+
+    static native void hostUnregister(long registration);
+
     static native void uploadDirect(long handle, long buffer, long offset, ByteBuffer direct, long directOffset, long bytes);
 
     static native void downloadDirect(long handle, long buffer, long offset, ByteBuffer direct, long directOffset, long bytes);
