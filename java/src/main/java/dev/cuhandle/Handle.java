@@ -21,8 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (rule L4). The elements move in chunks through page-locked staging memory of the handle's
  * context (a small pool, reused by later copies): JNI region copies fill one chunk while the DMA of
  * the one before runs, and downloads run the same way in reverse, so a copy takes about as long as
- * the slower of the two steps, and the DMA runs at the speed of pinned memory. An array of more
- * than a few MiB is split into ranges that several threads copy at once (the caller and
+ * the slower of the two steps, and the DMA runs at the speed of pinned memory. An array of 2 MiB or
+ * more (by default) is split into ranges that several threads copy at once (the caller and
  * cuhandle's {@code cuhandle-transfer-helper} threads), all on this handle's stream. Chunk sizes
  * and thread counts are chosen by size; the system properties {@code cuhandle.transfer.threads},
  * {@code bytesPerThread}, {@code chunkBytes}, {@code minChunkBytes}, {@code depth} and
@@ -31,6 +31,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Heap ByteBuffers take the same path. Direct ByteBuffers and {@link HostBuffer}s go to the
  * driver with no staging; a direct buffer copied many times can be page-locked with
  * {@link HostRegistration#register(Handle, ByteBuffer)}.
+ *
+ * <h2 id="async">Asynchronous array copies</h2>
+ *
+ * <p>{@code uploadAsync} and {@code downloadAsync} of an array return a future at once; a
+ * {@code cuhandle-transfer-async} thread runs the copy as above, on the stream the handle uses at
+ * the call, after the work queued on it before. <b>Do not touch the array, and do not use the
+ * buffer (an upload's destination is not filled yet, a download's source must not change), until
+ * the future completes</b>: once the last chunk is on the device (upload) or in the array
+ * (download). Work queued on the handle after the call is not ordered after the copy:
+ * queue it when the future completes ({@code thenRun}). The handle and the buffer stay in use until
+ * then (their {@code close()} waits). At most 32 such copies run at once; more wait their turn.
  */
 public final class Handle implements AutoCloseable {
     private final NativeObject state;
@@ -708,341 +719,243 @@ public final class Handle implements AutoCloseable {
         ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
     }
     /**
-     * Starts copying {@code length} elements ({@code length * 4} bytes) from {@code src[srcOffset]} onwards to
-     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
-     * {@link #copyToDevice(float[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
-     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
-     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
-     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
-     * {@code dst} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToDevice(float[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
      * @param dst the destination buffer, of this handle's context
      * @param length number of elements to copy
-     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
-     *     {@code dst} holds fewer than {@code length * 4} bytes, or {@code dst} belongs to another context
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
      * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> uploadAsync(float[] src, int srcOffset, DeviceBuffer dst, int length) {
         return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 8} bytes) from {@code src[srcOffset]} onwards to
-     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
-     * {@link #copyToDevice(double[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
-     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
-     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
-     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
-     * {@code dst} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToDevice(double[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
      * @param dst the destination buffer, of this handle's context
      * @param length number of elements to copy
-     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
-     *     {@code dst} holds fewer than {@code length * 8} bytes, or {@code dst} belongs to another context
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
      * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> uploadAsync(double[] src, int srcOffset, DeviceBuffer dst, int length) {
         return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 4} bytes) from {@code src[srcOffset]} onwards to
-     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
-     * {@link #copyToDevice(int[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
-     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
-     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
-     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
-     * {@code dst} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToDevice(int[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
      * @param dst the destination buffer, of this handle's context
      * @param length number of elements to copy
-     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
-     *     {@code dst} holds fewer than {@code length * 4} bytes, or {@code dst} belongs to another context
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
      * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> uploadAsync(int[] src, int srcOffset, DeviceBuffer dst, int length) {
         return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 8} bytes) from {@code src[srcOffset]} onwards to
-     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
-     * {@link #copyToDevice(long[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
-     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
-     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
-     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
-     * {@code dst} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToDevice(long[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
      * @param dst the destination buffer, of this handle's context
      * @param length number of elements to copy
-     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
-     *     {@code dst} holds fewer than {@code length * 8} bytes, or {@code dst} belongs to another context
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
      * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> uploadAsync(long[] src, int srcOffset, DeviceBuffer dst, int length) {
         return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 1} bytes) from {@code src[srcOffset]} onwards to
-     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
-     * {@link #copyToDevice(byte[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
-     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
-     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
-     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
-     * {@code dst} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToDevice(byte[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
      * @param dst the destination buffer, of this handle's context
      * @param length number of elements to copy
-     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
-     *     {@code dst} holds fewer than {@code length * 1} bytes, or {@code dst} belongs to another context
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
      * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> uploadAsync(byte[] src, int srcOffset, DeviceBuffer dst, int length) {
         return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 2} bytes) from {@code src[srcOffset]} onwards to
-     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
-     * {@link #copyToDevice(short[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
-     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
-     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
-     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
-     * {@code dst} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToDevice(short[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
      * @param dst the destination buffer, of this handle's context
      * @param length number of elements to copy
-     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
-     *     {@code dst} holds fewer than {@code length * 2} bytes, or {@code dst} belongs to another context
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
      * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> uploadAsync(short[] src, int srcOffset, DeviceBuffer dst, int length) {
         return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 2} bytes) from {@code src[srcOffset]} onwards to
-     * the start of {@code dst} and returns at once: a cuhandle thread copies them as
-     * {@link #copyToDevice(char[], int, DeviceBuffer, int)} does, on the stream this handle uses now, after the
-     * work queued on it before this call. <b>Do not change the array, and do not use {@code dst}, until the
-     * future completes</b>, once the last chunk is on the device. Work queued on this handle after this call
-     * is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle and
-     * {@code dst} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToDevice(char[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
      * @param dst the destination buffer, of this handle's context
      * @param length number of elements to copy
-     * @return a future completed when the elements are on the device, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
-     *     {@code dst} holds fewer than {@code length * 2} bytes, or {@code dst} belongs to another context
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
      * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> uploadAsync(char[] src, int srcOffset, DeviceBuffer dst, int length) {
         return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 4} bytes) from the start of {@code src} to
-     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
-     * {@link #copyToHost(DeviceBuffer, float[], int, int)} does, on the stream this handle uses now, after the work
-     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
-     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
-     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
-     * and {@code src} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToHost(DeviceBuffer, float[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
      * @param dstOffset the first element of {@code dst} to write
      * @param length number of elements to copy
-     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
-     *     {@code src} holds fewer than {@code length * 4} bytes, or {@code src} belongs to another context
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
      * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> downloadAsync(DeviceBuffer src, float[] dst, int dstOffset, int length) {
         return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 8} bytes) from the start of {@code src} to
-     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
-     * {@link #copyToHost(DeviceBuffer, double[], int, int)} does, on the stream this handle uses now, after the work
-     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
-     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
-     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
-     * and {@code src} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToHost(DeviceBuffer, double[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
      * @param dstOffset the first element of {@code dst} to write
      * @param length number of elements to copy
-     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
-     *     {@code src} holds fewer than {@code length * 8} bytes, or {@code src} belongs to another context
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
      * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> downloadAsync(DeviceBuffer src, double[] dst, int dstOffset, int length) {
         return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 4} bytes) from the start of {@code src} to
-     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
-     * {@link #copyToHost(DeviceBuffer, int[], int, int)} does, on the stream this handle uses now, after the work
-     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
-     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
-     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
-     * and {@code src} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToHost(DeviceBuffer, int[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
      * @param dstOffset the first element of {@code dst} to write
      * @param length number of elements to copy
-     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
-     *     {@code src} holds fewer than {@code length * 4} bytes, or {@code src} belongs to another context
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
      * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> downloadAsync(DeviceBuffer src, int[] dst, int dstOffset, int length) {
         return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 8} bytes) from the start of {@code src} to
-     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
-     * {@link #copyToHost(DeviceBuffer, long[], int, int)} does, on the stream this handle uses now, after the work
-     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
-     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
-     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
-     * and {@code src} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToHost(DeviceBuffer, long[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
      * @param dstOffset the first element of {@code dst} to write
      * @param length number of elements to copy
-     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
-     *     {@code src} holds fewer than {@code length * 8} bytes, or {@code src} belongs to another context
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
      * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> downloadAsync(DeviceBuffer src, long[] dst, int dstOffset, int length) {
         return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 1} bytes) from the start of {@code src} to
-     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
-     * {@link #copyToHost(DeviceBuffer, byte[], int, int)} does, on the stream this handle uses now, after the work
-     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
-     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
-     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
-     * and {@code src} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToHost(DeviceBuffer, byte[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
      * @param dstOffset the first element of {@code dst} to write
      * @param length number of elements to copy
-     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
-     *     {@code src} holds fewer than {@code length * 1} bytes, or {@code src} belongs to another context
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
      * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> downloadAsync(DeviceBuffer src, byte[] dst, int dstOffset, int length) {
         return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 2} bytes) from the start of {@code src} to
-     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
-     * {@link #copyToHost(DeviceBuffer, short[], int, int)} does, on the stream this handle uses now, after the work
-     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
-     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
-     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
-     * and {@code src} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToHost(DeviceBuffer, short[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
      * @param dstOffset the first element of {@code dst} to write
      * @param length number of elements to copy
-     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
-     *     {@code src} holds fewer than {@code length * 2} bytes, or {@code src} belongs to another context
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
      * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> downloadAsync(DeviceBuffer src, short[] dst, int dstOffset, int length) {
         return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
     }
+
     /**
-     * Starts copying {@code length} elements ({@code length * 2} bytes) from the start of {@code src} to
-     * {@code dst[dstOffset]} onwards and returns at once: a cuhandle thread copies them as
-     * {@link #copyToHost(DeviceBuffer, char[], int, int)} does, on the stream this handle uses now, after the work
-     * queued on it before this call. <b>Do not read or write the array, and do not change {@code src}, until
-     * the future completes</b>, once the last chunk is in the array. Work queued on this handle after this
-     * call is not ordered after the copy: queue it when the future completes ({@code thenRun}). The handle
-     * and {@code src} stay in use until then (their {@code close()} waits).
+     * Starts {@link #copyToHost(DeviceBuffer, char[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
      * @param dstOffset the first element of {@code dst} to write
      * @param length number of elements to copy
-     * @return a future completed when the elements are in the array, or exceptionally with what made the copy
-     *     fail (a {@link CudaException}, for example)
-     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
-     *     {@code src} holds fewer than {@code length * 2} bytes, or {@code src} belongs to another context
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
      * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
-     * @throws CudaException if the context was destroyed or reset
      */
     public CompletableFuture<Void> downloadAsync(DeviceBuffer src, char[] dst, int dstOffset, int length) {
         return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
     }
+
     /**
      * Copies {@code bytes} bytes from a ByteBuffer, starting at its absolute index {@code srcOffset} (position
      * and limit are ignored and unchanged), to the start of {@code dst}, on this handle's stream. A direct
