@@ -30,7 +30,9 @@ import jcuda.driver.JCudaDriver;
  * <p>Both sides are timed until the data is in place (the synchronize after an upload included).
  * The two take turns: {@value #ROUNDS} rounds after a warm-up round, the first mover alternating;
  * a round times a batch of copies per side (more for small sizes) and keeps the batch's median; the
- * row is the median of the rounds. Arguments: sizes in bytes (default the four above).
+ * row is the median of the rounds. Arguments: sizes in bytes (default the four above), and
+ * {@code cuhandle.transfer.<name>=<value>} to run with other pipeline settings (see
+ * {@code TransferTuning}), for example {@code cuhandle.transfer.threads=8}.
  * Run with {@code .gpu-bundle/run-class dev.cuhandle.bench.TransferBenchmark}.
  */
 public final class TransferBenchmark {
@@ -46,7 +48,14 @@ public final class TransferBenchmark {
 
     public static void main(String[] args) {
         BenchSupport.requireGpu("TransferBenchmark");
-        long[] sizes = args.length == 0 ? DEFAULT_SIZES : Arrays.stream(args).mapToLong(Long::parseLong).toArray();
+        for (String arg : args) {
+            if (arg.startsWith("cuhandle.transfer.") && arg.contains("=")) {
+                System.setProperty(arg.substring(0, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
+                System.out.println("# " + arg);
+            }
+        }
+        long[] given = Arrays.stream(args).filter(a -> !a.contains("=")).mapToLong(Long::parseLong).toArray();
+        long[] sizes = given.length == 0 ? DEFAULT_SIZES : given;
         String jcudaMissing = JCudaSide.unavailableReason();
         if (jcudaMissing != null) {
             System.out.println("# jcuda unavailable, only cuhandle measured: " + jcudaMissing);
