@@ -34,7 +34,8 @@ enum {
     CONTEXT_ALREADY_CURRENT = 202, INVALID_PTX = 218, INVALID_HANDLE = 400, NOT_FOUND = 500,
     NOT_READY = 600, ILLEGAL_ADDRESS = 700, CONTEXT_IS_DESTROYED = 709, COOPERATIVE_LAUNCH_TOO_LARGE = 720,
     ILLEGAL_STATE = 401, NOT_SUPPORTED = 801, STREAM_CAPTURE_UNSUPPORTED = 900, STREAM_CAPTURE_INVALIDATED = 901,
-    STREAM_CAPTURE_WRONG_THREAD = 908, INVALID_CLUSTER_SIZE = 912, UNKNOWN = 999
+    STREAM_CAPTURE_WRONG_THREAD = 908, INVALID_CLUSTER_SIZE = 912, UNKNOWN = 999,
+    HOST_MEMORY_ALREADY_REGISTERED = 712, HOST_MEMORY_NOT_REGISTERED = 713
 };
 
 #define MAX_DEVICES 8
@@ -117,6 +118,13 @@ typedef struct MemPool {
     size_t used_high, reserved_high;
     cuuint64_t threshold;  /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: cached bytes beyond it go back at once */
 } MemPool;
+
+/* Page-locked host memory: a cuMemHostAlloc block (ours to free) or a range the caller registered. */
+typedef struct HostBlock {
+    uintptr_t base;
+    size_t size;
+    int registered;
+} HostBlock;
 
 typedef struct Alloc {
     uintptr_t base;
@@ -204,7 +212,8 @@ static Vec g_events;     /* live events */
 static Vec g_libraries;  /* loaded libraries */
 static Vec g_kernels;    /* kernels of loaded libraries */
 static Vec g_allocs;     /* live device allocations */
-static Vec g_host;       /* live cuMemHostAlloc blocks */
+static Vec g_host;       /* live page-locked host blocks (HostBlock): cuMemHostAlloc'd and registered */
+static Vec g_deferred;   /* copies and memsets queued to run when their stream reaches them (Deferred) */
 static Vec g_quarantine; /* freed, poisoned allocations not yet returned to malloc */
 static Vec g_graphs;     /* captured graphs (templates) */
 static Vec g_graph_execs; /* instantiated graphs */
@@ -264,7 +273,10 @@ static int driver_version(void) { return env_int("CUHANDLE_STANDIN_VERSION", 120
 
 #define LOCK() pthread_mutex_lock(&G)
 #define UNLOCK() pthread_mutex_unlock(&G)
-/* Every entry point that needs cuInit: locks, or returns NOT_INITIALIZED. */
+static void run_due(int64_t t);
+static void wait_until(int64_t t);
+/* Every entry point that needs cuInit: locks, or returns NOT_INITIALIZED; then runs the queued
+ * copies whose time has come, so that every call sees the memory as the GPU would have left it. */
 #define ENTER()                     \
     do {                            \
         LOCK();                     \
@@ -272,6 +284,7 @@ static int driver_version(void) { return env_int("CUHANDLE_STANDIN_VERSION", 120
             UNLOCK();               \
             return NOT_INITIALIZED; \
         }                           \
+        run_due(now_ns());          \
     } while (0)
 /* The result is computed before the unlock: RETURN(f(...)) runs f under the lock. */
 #define RETURN(rc)                 \
@@ -400,8 +413,12 @@ static void sweep_quarantine(void) {
     }
 }
 
-/* Takes `a` out of the registry: nothing reaches its memory through the stand-in any more. */
+static void run_through_last_touching(uintptr_t base, size_t size, int host_side);
+
+/* Takes `a` out of the registry: nothing reaches its memory through the stand-in any more. Queued
+ * copies that use it run first (its free waits for them, or counted them as a use after free). */
 static void retire_alloc(Alloc *a) {
+    run_through_last_touching(a->base, a->size, 0);
     vec_remove(&g_allocs, a);
     if (a->size <= QUARANTINE_MAX_ALLOC) {
         memset((void *)a->base, 0xDB, a->size);
@@ -526,6 +543,8 @@ static const struct {
     {702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
     {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
     {710, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
+    {712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped"},
+    {713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
     {714, "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error"},
     {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction was encountered"},
     {716, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
@@ -806,7 +825,7 @@ EXPORT CUresult cuCtxSynchronize(void) {
         if (s->ctx == c) until = max64(until, s->busy);
     }
     UNLOCK();
-    sleep_until(until);
+    wait_until(until);
     return SUCCESS;
 }
 
@@ -849,7 +868,7 @@ EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
     if (rc) RETURN(rc);
     int64_t until = s->busy;
     UNLOCK(); /* never sleep holding the lock: other threads keep working meanwhile */
-    sleep_until(until);
+    wait_until(until);
     return SUCCESS;
 }
 
@@ -891,7 +910,7 @@ typedef struct {
 
 static void *host_call_thread(void *arg) {
     HostCall *call = arg;
-    sleep_until(call->at);
+    wait_until(call->at);
     call->fn(call->data);
     free(call);
     return NULL;
@@ -972,7 +991,7 @@ EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
     if (rc) RETURN(rc);
     int64_t until = e->recorded ? e->time : 0;
     UNLOCK();
-    sleep_until(until);
+    wait_until(until);
     return SUCCESS;
 }
 
@@ -1046,7 +1065,7 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
     int64_t until = a->in_use_until;
     retire_alloc(a);
     UNLOCK();
-    sleep_until(until);
+    wait_until(until);
     return SUCCESS;
 }
 
@@ -1249,6 +1268,135 @@ static int capture_in_context_forbids_wait(Ctx *c) {
 
 /* Copies at once (memmove); the stream is busy for the simulated work time and the allocations
  * count as in use until then. Every device range must lie inside one allocation of the context. */
+
+/* ---------------------------------------------------------------- page-locked host memory */
+
+/* The page-locked block holding [p, p+n), or NULL: pageable memory. */
+static HostBlock *pinned_block(const void *p, size_t n) {
+    uintptr_t a = (uintptr_t)p;
+    for (size_t i = 0; i < g_host.n; i++) {
+        HostBlock *b = g_host.items[i];
+        if (a >= b->base && a - b->base <= b->size && n <= b->size - (a - b->base)) return b;
+    }
+    return NULL;
+}
+
+/* The block that starts at p, allocated (registered = 0) or registered (1), or NULL. */
+static HostBlock *host_block_at(const void *p, int registered) {
+    for (size_t i = 0; i < g_host.n; i++) {
+        HostBlock *b = g_host.items[i];
+        if (b->base == (uintptr_t)p && b->registered == registered) return b;
+    }
+    return NULL;
+}
+
+static int count_host_blocks(int registered) {
+    int n = 0;
+    for (size_t i = 0; i < g_host.n; i++)
+        if (((HostBlock *)g_host.items[i])->registered == registered) n++;
+    return n;
+}
+
+/* ---------------------------------------------------------------- copies in stream time */
+
+/* A copy or memset that runs when its stream reaches it (only while simulated work keeps a stream
+ * busy: with no work time every operation is due at once and runs inside its call). Copies with
+ * page-locked host memory read and write it then, as DMA does: a caller that reuses the memory
+ * before the stream got there sees the damage. A pageable source is read at the call (the driver
+ * stages it before returning) and a pageable destination makes the call wait (so does the driver). */
+typedef struct Deferred {
+    int kind; /* enum CopyKind */
+    CUdeviceptr dst, src;
+    void *host;    /* page-locked memory, or the owned snapshot of a pageable source */
+    int owns_host;
+    unsigned char fill;
+    size_t n;
+    int64_t due;
+} Deferred;
+
+static long g_deferred_runs; /* operations that ran after their call had returned */
+
+static void execute(int kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsigned char fill, size_t n) {
+    void *to = kind == DTOH ? host : (void *)(uintptr_t)dst;
+    if (kind == MEMSET) memset(to, fill, n);
+    else memmove(to, kind == HTOD ? host : (void *)(uintptr_t)src, n);
+}
+
+/* Runs the first queued operation (the earliest due; ties in call order). */
+static void run_first_deferred(void) {
+    Deferred *d = g_deferred.items[0];
+    memmove(g_deferred.items, g_deferred.items + 1, (g_deferred.n - 1) * sizeof *g_deferred.items);
+    g_deferred.n--;
+    execute(d->kind, d->dst, d->host, d->src, d->fill, d->n);
+    if (d->owns_host) free(d->host);
+    free(d);
+    g_deferred_runs++;
+}
+
+/* Runs, in order, the queued operations due by `t`. Called with the lock held. */
+static void run_due(int64_t t) {
+    while (g_deferred.n && ((Deferred *)g_deferred.items[0])->due <= t) run_first_deferred();
+}
+
+/* After sleeping until `t`: what the stream did by then is in memory when the call returns. */
+static void wait_until(int64_t t) {
+    sleep_until(t);
+    LOCK();
+    run_due(now_ns());
+    UNLOCK();
+}
+
+static int overlap(uintptr_t a, size_t an, uintptr_t b, size_t bn) { return an && bn && a < b + bn && b < a + an; }
+
+/* Runs the queued operations up to the last one that touches [base, base+size) on the host side
+ * (host_side) or the device side, early: the memory is about to go. Returns how many touched it. */
+static int run_through_last_touching_counted(uintptr_t base, size_t size, int host_side) {
+    size_t last = 0;
+    int touching = 0;
+    for (size_t i = 0; i < g_deferred.n; i++) {
+        Deferred *d = g_deferred.items[i];
+        int hit = host_side ? !d->owns_host && d->host && overlap((uintptr_t)d->host, d->n, base, size)
+                            : (d->kind != DTOH && overlap(d->dst, d->n, base, size)) ||
+                                  ((d->kind == DTOH || d->kind == DTOD) && overlap(d->src, d->n, base, size));
+        if (hit) {
+            last = i + 1;
+            touching++;
+        }
+    }
+    while (last--) run_first_deferred();
+    return touching;
+}
+
+static void run_through_last_touching(uintptr_t base, size_t size, int host_side) {
+    (void)run_through_last_touching_counted(base, size, host_side);
+}
+
+static int defer(int kind, CUdeviceptr dst, void *host, int pageable, CUdeviceptr src, unsigned char fill, size_t n, int64_t due) {
+    Deferred *d = calloc(1, sizeof *d);
+    if (!d) return OUT_OF_MEMORY;
+    *d = (Deferred){.kind = kind, .dst = dst, .src = src, .host = host, .fill = fill, .n = n, .due = due};
+    if (kind == HTOD && pageable) {
+        d->host = malloc(n);
+        if (!d->host) {
+            free(d);
+            return OUT_OF_MEMORY;
+        }
+        memcpy(d->host, host, n);
+        d->owns_host = 1;
+    }
+    vec_push(&g_deferred, d);
+    size_t i = g_deferred.n - 1; /* keep the queue ordered by due time, ties in call order */
+    while (i > 0 && ((Deferred *)g_deferred.items[i - 1])->due > due) {
+        g_deferred.items[i] = g_deferred.items[i - 1];
+        i--;
+    }
+    g_deferred.items[i] = d;
+    return SUCCESS;
+}
+
+/* Copies in stream time (see Deferred): at once when the stream is idle, else when it gets there.
+ * The stream is busy for the simulated work time and the allocations count as in use until then.
+ * Every device range must lie inside one allocation of the context. */
 static int copy(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsigned char fill, size_t n,
                 CUstream hStream, int wait) {
     Stream *s;
@@ -1263,15 +1411,20 @@ static int copy(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src
         GraphOp op = {.kind = kind, .dst = dst, .src = src, .host = host, .fill = fill, .n = n};
         return graph_record(s->capture, &op);
     }
-    void *to = kind == DTOH ? host : (void *)(uintptr_t)dst;
-    if (kind == MEMSET) memset(to, fill, n);
-    else memmove(to, kind == HTOD ? host : (void *)(uintptr_t)src, n);
     int64_t done = enqueue(s, g_work_ns);
     if (da) da->in_use_until = max64(da->in_use_until, done);
     if (sa) sa->in_use_until = max64(sa->in_use_until, done);
+    if (done <= now_ns()) {
+        run_due(done);
+        execute(kind, dst, host, src, fill, n);
+    } else {
+        int pageable = (kind == HTOD || kind == DTOH) && !pinned_block(host, n);
+        if ((rc = defer(kind, dst, host, pageable, src, fill, n, done))) return rc;
+        if (kind == DTOH && pageable) wait = 1;
+    }
     if (wait) {
         UNLOCK();
-        sleep_until(done);
+        wait_until(done);
         LOCK();
     }
     return SUCCESS;
@@ -1320,17 +1473,27 @@ EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags) {
         RETURN(OUT_OF_MEMORY);
     }
     void *p = NULL;
-    if (posix_memalign(&p, ALLOC_ALIGN, bytesize) != 0) RETURN(OUT_OF_MEMORY);
+    HostBlock *b = calloc(1, sizeof *b);
+    if (!b || posix_memalign(&p, ALLOC_ALIGN, bytesize) != 0) {
+        free(b);
+        RETURN(OUT_OF_MEMORY);
+    }
     memset(p, 0, bytesize);
-    vec_push(&g_host, p);
+    *b = (HostBlock){.base = (uintptr_t)p, .size = bytesize, .registered = 0};
+    vec_push(&g_host, b);
     *pp = p;
     RETURN(SUCCESS);
 }
 
+/* Freeing memory that a queued copy still reads or writes is counted as a use after free (the
+ * copies then run first, so the stand-in itself never touches freed memory). */
 EXPORT CUresult cuMemFreeHost(void *p) {
     ENTER();
-    if (!vec_has(&g_host, p)) RETURN(INVALID_VALUE);
-    vec_remove(&g_host, p);
+    HostBlock *b = host_block_at(p, 0);
+    if (!b) RETURN(INVALID_VALUE);
+    if (run_through_last_touching_counted(b->base, b->size, 1) > 0) g_use_after_free++;
+    vec_remove(&g_host, b);
+    free(b);
     free(p);
     RETURN(SUCCESS);
 }
@@ -1339,8 +1502,38 @@ EXPORT CUresult cuMemFreeHost(void *p) {
 EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int flags) {
     ENTER();
     if (!pdptr || flags != 0) RETURN(INVALID_VALUE);
-    if (!vec_has(&g_host, p)) RETURN(INVALID_VALUE);
+    if (!host_block_at(p, 0)) RETURN(INVALID_VALUE);
     *pdptr = (CUdeviceptr)(uintptr_t)p;
+    RETURN(SUCCESS);
+}
+
+/* Page-locks caller memory: copies with it then run in stream time, as with cuMemHostAlloc's.
+ * Overlapping an already page-locked range is HOST_MEMORY_ALREADY_REGISTERED, as in the driver. */
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags) {
+    ENTER();
+    if (!p || bytesize == 0 || (flags & ~0xFu)) RETURN(INVALID_VALUE);
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    for (size_t i = 0; i < g_host.n; i++) {
+        HostBlock *o = g_host.items[i];
+        if (overlap(o->base, o->size, (uintptr_t)p, bytesize)) RETURN(HOST_MEMORY_ALREADY_REGISTERED);
+    }
+    HostBlock *b = calloc(1, sizeof *b);
+    if (!b) RETURN(OUT_OF_MEMORY);
+    *b = (HostBlock){.base = (uintptr_t)p, .size = bytesize, .registered = 1};
+    vec_push(&g_host, b);
+    RETURN(SUCCESS);
+}
+
+/* Queued copies that use the range run first: it is pageable (and the caller's) afterwards. */
+EXPORT CUresult cuMemHostUnregister(void *p) {
+    ENTER();
+    HostBlock *b = host_block_at(p, 1);
+    if (!b) RETURN(HOST_MEMORY_NOT_REGISTERED);
+    run_through_last_touching(b->base, b->size, 1);
+    vec_remove(&g_host, b);
+    free(b);
     RETURN(SUCCESS);
 }
 
@@ -2159,8 +2352,10 @@ static int control(int command, int arg, int *result) {
     case 40: *result = (int)g_graphs.n; return SUCCESS;
     case 41: *result = (int)g_graph_execs.n; return SUCCESS;
     case 42: *result = (int)g_launches_outside_current; return SUCCESS;
-    case 43: *result = (int)g_host.n; return SUCCESS;
-    case 44: *result = (int)g_pools.n; return SUCCESS;
+    case 43: *result = count_host_blocks(0); return SUCCESS;
+    case 44: *result = count_host_blocks(1); return SUCCESS;
+    case 45: *result = (int)g_deferred_runs; return SUCCESS;
+    case 46: *result = (int)g_pools.n; return SUCCESS;
     default: return INVALID_VALUE;
     }
 }

@@ -11,7 +11,7 @@ use jni::EnvUnowned;
 
 /// # Safety
 /// Pointers as in `raw::borrow`: live handle and buffer pointers held by Java objects.
-unsafe fn pair<'a>(h: jlong, b: jlong) -> JniResult<(&'a Handle, &'a DeviceMemory)> {
+pub(crate) unsafe fn pair<'a>(h: jlong, b: jlong) -> JniResult<(&'a Handle, &'a DeviceMemory)> {
     // SAFETY: caller's contract.
     let (handle, buffer) = unsafe { (raw::borrow::<Handle>(h, "handle")?, raw::borrow::<DeviceMemory>(b, "device buffer")?) };
     if buffer.context().id() != handle.context().id() {
@@ -71,41 +71,6 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferFree<'l>(mut env: EnvUn
         drop(unsafe { raw::take::<DeviceMemory>(b) });
         Ok(())
     })
-}
-
-/// Copies between a Java primitive array and device memory, a chunk at a time through staging
-/// memory: the array is only touched by JNI region copies (bounded, no pinning), never while
-/// the thread waits for the GPU, so the garbage collector is never held up (rule L4).
-fn array_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, array: jobject, type_code: jint, array_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {
-    // SAFETY: live pointers (module contract).
-    let (handle, buffer) = unsafe { pair(h, b)? };
-    let (offset, array_offset, bytes) = (size(offset, "the buffer offset")?, size(array_offset, "the array offset")?, size(bytes, "the length")?);
-    if array.is_null() {
-        return Err(Error::invalid_argument("the Java array is null").into());
-    }
-    // SAFETY: `env` is this thread's and `array` a live local reference (module contract).
-    let region = unsafe { raw::ArrayRegion::new(env, array, type_code)? };
-    if array_offset.checked_add(bytes).is_none_or(|end| end > region.bytes()) || array_offset % region.element_bytes() != 0 {
-        return Err(Error::invalid_argument(format!("byte range [{array_offset}, {array_offset}+{bytes}) is outside the Java array of {} bytes", region.bytes())).into());
-    }
-    let _scope = handle.activate()?;
-    let queue = handle.queue()?;
-    if upload {
-        buffer.upload_from(offset, bytes, &queue, |done, chunk| region.read(array_offset + done, chunk))?;
-    } else {
-        buffer.download_to(offset, bytes, &queue, |done, chunk| region.write(array_offset + done, chunk))?;
-    }
-    Ok(())
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_uploadArray<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, array: jobject, type_code: jint, array_offset: jlong, bytes: jlong) {
-    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, type_code, array_offset, bytes, true))
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_downloadArray<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, array: jobject, type_code: jint, array_offset: jlong, bytes: jlong) {
-    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, type_code, array_offset, bytes, false))
 }
 
 fn direct_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, direct: jobject, direct_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {

@@ -33,7 +33,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_configureMemory<'l>(mut env: 
 /// number differs from its own (a library from another cuhandle version, e.g. through
 /// `-Dcuhandle.library.path`), instead of failing later with `UnsatisfiedLinkError`s. Raise it
 /// with every change of a `NativeApi` signature.
-const ABI_VERSION: jint = 6;
+const ABI_VERSION: jint = 7;
 
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_abiVersion<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jint {

@@ -8,6 +8,7 @@ mod cuda;
 mod event;
 mod graph;
 mod handle;
+mod host_registration;
 mod java_arrays;
 mod library;
 pub(crate) mod logging;
@@ -23,4 +24,5 @@ mod testing_entry_point;
 #[cfg(feature = "test-api")]
 mod testing_green_context;
 mod throw;
+mod transfer;
 mod variables;

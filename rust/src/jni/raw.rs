@@ -16,6 +16,8 @@ pub struct ArrayRegion {
 #[derive(Clone, Copy)]
 enum ElementKind {
     Byte,
+    Short,
+    Char,
     Int,
     Long,
     Float,
@@ -23,10 +25,12 @@ enum ElementKind {
 }
 
 impl ElementKind {
-    /// The JVM's type letter, as `dev.cuhandle.Handle` passes it: B, I, J, F, D.
+    /// The JVM's type letter, as `dev.cuhandle.ArrayTransfers` passes it: B, S, C, I, J, F, D.
     fn from_code(code: jint) -> Option<ElementKind> {
         match u8::try_from(code).ok()? {
             b'B' => Some(ElementKind::Byte),
+            b'S' => Some(ElementKind::Short),
+            b'C' => Some(ElementKind::Char),
             b'I' => Some(ElementKind::Int),
             b'J' => Some(ElementKind::Long),
             b'F' => Some(ElementKind::Float),
@@ -37,6 +41,7 @@ impl ElementKind {
     fn bytes(self) -> usize {
         match self {
             ElementKind::Byte => 1,
+            ElementKind::Short | ElementKind::Char => 2,
             ElementKind::Int | ElementKind::Float => 4,
             ElementKind::Long | ElementKind::Double => 8,
         }
@@ -85,6 +90,8 @@ impl ArrayRegion {
             let f = &**env;
             match self.kind {
                 ElementKind::Byte => (f.v1_1.GetByteArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Short => (f.v1_1.GetShortArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Char => (f.v1_1.GetCharArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Int => (f.v1_1.GetIntArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Long => (f.v1_1.GetLongArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Float => (f.v1_1.GetFloatArrayRegion)(env, a, start, count, p.cast()),
@@ -103,6 +110,8 @@ impl ArrayRegion {
             let f = &**env;
             match self.kind {
                 ElementKind::Byte => (f.v1_1.SetByteArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Short => (f.v1_1.SetShortArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Char => (f.v1_1.SetCharArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Int => (f.v1_1.SetIntArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Long => (f.v1_1.SetLongArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Float => (f.v1_1.SetFloatArrayRegion)(env, a, start, count, p.cast()),

@@ -137,6 +137,8 @@ driver_api! {
         cuMemHostAlloc = "cuMemHostAlloc"(*mut *mut c_void, usize, c_uint);
         cuMemFreeHost = "cuMemFreeHost"(*mut c_void);
         cuMemHostGetDevicePointer = "cuMemHostGetDevicePointer_v2"(*mut CUdeviceptr, *mut c_void, c_uint);
+        cuMemHostRegister = "cuMemHostRegister_v2"(*mut c_void, usize, c_uint);
+        cuMemHostUnregister = "cuMemHostUnregister"(*mut c_void);
         cuPointerGetAttribute = "cuPointerGetAttribute"(*mut c_void, c_int, CUdeviceptr);
         cuLibraryLoadData = "cuLibraryLoadData"(*mut CUlibrary, *const c_void, *mut c_int, *mut *mut c_void, c_uint, *mut c_int, *mut *mut c_void, c_uint);
         cuLibraryUnload = "cuLibraryUnload"(CUlibrary);

@@ -152,46 +152,6 @@ impl DeviceMemory {
         self.ctx.check(unsafe { (api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")
     }
 
-    /// Copies `len` bytes to `offset` from a host source that may only be read in pieces and
-    /// never across a wait for the GPU (a Java array: pinning it would stop the garbage collector
-    /// for as long as queued GPU work takes, rule L4). `fill(done, chunk)` writes source bytes
-    /// `[done, done + chunk.len())` into `chunk`; each chunk then goes to the device in stream
-    /// order. Returns when the source has been read; the device copy may still be queued.
-    pub fn upload_from(&self, offset: usize, len: usize, on: &StreamUse, mut fill: impl FnMut(usize, &mut [u8]) -> Result<()>) -> Result<()> {
-        self.check_range(offset, len)?;
-        with_staging(len, |staging| {
-            let mut done = 0;
-            while done < len {
-                let chunk = &mut staging[..(len - done).min(HOST_CHUNK_BYTES)];
-                fill(done, chunk)?;
-                // SAFETY: `chunk` is valid for its length; for pageable memory the driver has
-                // copied it out when this returns (CUDA's API synchronisation rules), so the
-                // staging buffer may be refilled.
-                unsafe { self.upload(offset + done, chunk.as_ptr(), chunk.len(), on)? };
-                done += chunk.len();
-            }
-            Ok(())
-        })
-    }
-
-    /// Copies `len` bytes from `offset` to a host destination written in pieces (the mirror of
-    /// [`upload_from`](Self::upload_from)): each chunk is waited for with nothing of the
-    /// destination held, then `drain(done, chunk)` stores it. Returns when all bytes are stored.
-    pub fn download_to(&self, offset: usize, len: usize, on: &StreamUse, mut drain: impl FnMut(usize, &[u8]) -> Result<()>) -> Result<()> {
-        self.check_range(offset, len)?;
-        with_staging(len, |staging| {
-            let mut done = 0;
-            while done < len {
-                let chunk = &mut staging[..(len - done).min(HOST_CHUNK_BYTES)];
-                // SAFETY: `chunk` is writable for its length and `download` waits for the copy.
-                unsafe { self.download(offset + done, chunk.as_mut_ptr(), chunk.len(), on)? };
-                drain(done, chunk)?;
-                done += chunk.len();
-            }
-            Ok(())
-        })
-    }
-
     /// Copies `len` bytes from `src` at `src_offset` to `self` at `offset`, in stream order.
     /// Overlapping ranges of one allocation are refused: the driver leaves such copies undefined.
     pub fn copy_from(&self, offset: usize, src: &DeviceMemory, src_offset: usize, len: usize, on: &StreamUse) -> Result<()> {
@@ -211,30 +171,6 @@ impl DeviceMemory {
         // SAFETY: both ranges checked and disjoint; the context is active (same-context check done by caller).
         self.ctx.check(unsafe { (self.ctx.driver().api.cuMemcpyDtoDAsync)(d, s, len, on.raw()) }, "cuMemcpyDtoDAsync")
     }
-}
-
-/// Bytes of a Java array moved per step: large enough for full copy bandwidth, small enough that
-/// copying one step into or out of the array (a few hundred microseconds) never delays the JVM.
-pub const HOST_CHUNK_BYTES: usize = 4 << 20;
-
-thread_local! {
-    /// Pageable staging memory for chunked host copies, reused by the thread's later copies.
-    static STAGING: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Runs `body` with a staging buffer of at least `min(len, HOST_CHUNK_BYTES)` bytes.
-fn with_staging<T>(len: usize, body: impl FnOnce(&mut [u8]) -> Result<T>) -> Result<T> {
-    let need = len.min(HOST_CHUNK_BYTES);
-    STAGING.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut staging) => {
-            if staging.len() < need {
-                staging.resize(need, 0);
-            }
-            body(&mut staging[..])
-        }
-        // Only reachable if `fill`/`drain` started another copy on this thread: use a fresh buffer.
-        Err(_) => body(&mut vec![0u8; need]),
-    })
 }
 
 impl Drop for DeviceMemory {

@@ -10,7 +10,7 @@ pub mod pinned_cache;
 pub mod pool;
 pub mod uses;
 
-pub use device::{DeviceMemory, HOST_CHUNK_BYTES};
+pub use device::DeviceMemory;
 
 use crate::core::context::Context;
 use crate::core::error::{Error, CUDA_ERROR_OUT_OF_MEMORY};

@@ -12,6 +12,36 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (rules H1-H9 of docs/design.md). No operation changes which context is current on the calling
  * thread. Close it (try-with-resources); an unreachable unclosed handle is released by a cleaner
  * with a warning.
+ *
+ * <h2 id="arrays">Copies between Java arrays and the device</h2>
+ *
+ * <p>{@code copyToDevice}, {@code copyToHost}, {@code upload}, their asynchronous forms and
+ * {@link DeviceBuffer}'s copies never pin a Java array, and the calling thread holds no part of it
+ * while it waits for the GPU, so a copy never holds up the garbage collector or other threads
+ * (rule L4). The elements move in chunks through page-locked staging memory of the handle's
+ * context (a small pool, reused by later copies): JNI region copies fill one chunk while the DMA of
+ * the one before runs, and downloads run the same way in reverse, so a copy takes about as long as
+ * the slower of the two steps, and the DMA runs at the speed of pinned memory. An array of 2 MiB or
+ * more (by default) is split into ranges that several threads copy at once (the caller and
+ * cuhandle's {@code cuhandle-transfer-helper} threads), all on this handle's stream. Chunk sizes
+ * and thread counts are chosen by size; the system properties {@code cuhandle.transfer.threads},
+ * {@code bytesPerThread}, {@code chunkBytes}, {@code minChunkBytes}, {@code depth} and
+ * {@code idleSlots} (all under {@code cuhandle.transfer.}) tune them.
+ *
+ * <p>Heap ByteBuffers take the same path. Direct ByteBuffers and {@link HostBuffer}s go to the
+ * driver with no staging; a direct buffer copied many times can be page-locked with
+ * {@link HostRegistration#register(Handle, ByteBuffer)}.
+ *
+ * <h2 id="async">Asynchronous array copies</h2>
+ *
+ * <p>{@code uploadAsync} and {@code downloadAsync} of an array return a future at once; a
+ * {@code cuhandle-transfer-async} thread runs the copy as above, on the stream the handle uses at
+ * the call, after the work queued on it before. <b>Do not touch the array, and do not use the
+ * buffer (an upload's destination is not filled yet, a download's source must not change), until
+ * the future completes</b>: once the last chunk is on the device (upload) or in the array
+ * (download). Work queued on the handle after the call is not ordered after the copy:
+ * queue it when the future completes ({@code thenRun}). The handle and the buffer stay in use until
+ * then (their {@code close()} waits). At most 32 such copies run at once; more wait their turn.
  */
 public final class Handle implements AutoCloseable {
     private final NativeObject state;
@@ -442,7 +472,7 @@ public final class Handle implements AutoCloseable {
      *     was destroyed or reset, or the driver fails
      */
     public DeviceBuffer upload(float[] values) {
-        return uploadArray(values);
+        return ArrayTransfers.uploadNew(this, values);
     }
 
     /**
@@ -458,7 +488,7 @@ public final class Handle implements AutoCloseable {
      *     was destroyed or reset, or the driver fails
      */
     public DeviceBuffer upload(double[] values) {
-        return uploadArray(values);
+        return ArrayTransfers.uploadNew(this, values);
     }
 
     /**
@@ -474,7 +504,7 @@ public final class Handle implements AutoCloseable {
      *     was destroyed or reset, or the driver fails
      */
     public DeviceBuffer upload(int[] values) {
-        return uploadArray(values);
+        return ArrayTransfers.uploadNew(this, values);
     }
 
     /**
@@ -490,7 +520,7 @@ public final class Handle implements AutoCloseable {
      *     was destroyed or reset, or the driver fails
      */
     public DeviceBuffer upload(long[] values) {
-        return uploadArray(values);
+        return ArrayTransfers.uploadNew(this, values);
     }
 
     /**
@@ -506,27 +536,14 @@ public final class Handle implements AutoCloseable {
      *     was destroyed or reset, or the driver fails
      */
     public DeviceBuffer upload(byte[] values) {
-        return uploadArray(values);
-    }
-
-    private DeviceBuffer uploadArray(Object values) {
-        Objects.requireNonNull(values, "values");
-        int length = java.lang.reflect.Array.getLength(values);
-        DeviceBuffer b = allocate((long) length * elementBytes(values));
-        try {
-            copyArray(b, values, 0, length, true);
-            return b;
-        } catch (RuntimeException e) {
-            b.close();
-            throw e;
-        }
+        return ArrayTransfers.uploadNew(this, values);
     }
 
     /**
      * Copies {@code length} elements ({@code length * 4} bytes) from {@code src[srcOffset]} onwards to the
      * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
-     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
-     * the garbage collector is never held up.
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
@@ -539,14 +556,13 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(float[] src, int srcOffset, DeviceBuffer dst, int length) {
-        copyArray(dst, src, srcOffset, length, true);
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 8} bytes) from {@code src[srcOffset]} onwards to the
      * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
-     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
-     * the garbage collector is never held up.
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
@@ -559,14 +575,13 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(double[] src, int srcOffset, DeviceBuffer dst, int length) {
-        copyArray(dst, src, srcOffset, length, true);
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 4} bytes) from {@code src[srcOffset]} onwards to the
      * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
-     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
-     * the garbage collector is never held up.
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
@@ -579,14 +594,13 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(int[] src, int srcOffset, DeviceBuffer dst, int length) {
-        copyArray(dst, src, srcOffset, length, true);
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 8} bytes) from {@code src[srcOffset]} onwards to the
      * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
-     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
-     * the garbage collector is never held up.
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
@@ -599,14 +613,13 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(long[] src, int srcOffset, DeviceBuffer dst, int length) {
-        copyArray(dst, src, srcOffset, length, true);
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 1} bytes) from {@code src[srcOffset]} onwards to the
      * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
-     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
-     * the garbage collector is never held up.
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
@@ -619,13 +632,51 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(byte[] src, int srcOffset, DeviceBuffer dst, int length) {
-        copyArray(dst, src, srcOffset, length, true);
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
     }
-
+    /**
+     * Copies {@code length} elements ({@code length * 2} bytes) from {@code src[srcOffset]} onwards to the
+     * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 2} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void copyToDevice(short[] src, int srcOffset, DeviceBuffer dst, int length) {
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
+    }
+    /**
+     * Copies {@code length} elements ({@code length * 2} bytes) from {@code src[srcOffset]} onwards to the
+     * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 2} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void copyToDevice(char[] src, int srcOffset, DeviceBuffer dst, int length) {
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
+    }
     /**
      * Copies {@code length} elements ({@code length * 4} bytes) from the start of {@code src} to
      * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
-     * work on the stream is done too). The array is written in chunks and never pinned.
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
@@ -639,13 +690,13 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, float[] dst, int dstOffset, int length) {
-        copyArray(src, dst, dstOffset, length, false);
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 8} bytes) from the start of {@code src} to
      * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
-     * work on the stream is done too). The array is written in chunks and never pinned.
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
@@ -659,13 +710,13 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, double[] dst, int dstOffset, int length) {
-        copyArray(src, dst, dstOffset, length, false);
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 4} bytes) from the start of {@code src} to
      * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
-     * work on the stream is done too). The array is written in chunks and never pinned.
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
@@ -679,13 +730,13 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, int[] dst, int dstOffset, int length) {
-        copyArray(src, dst, dstOffset, length, false);
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 8} bytes) from the start of {@code src} to
      * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
-     * work on the stream is done too). The array is written in chunks and never pinned.
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
@@ -699,13 +750,13 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, long[] dst, int dstOffset, int length) {
-        copyArray(src, dst, dstOffset, length, false);
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 1} bytes) from the start of {@code src} to
      * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
-     * work on the stream is done too). The array is written in chunks and never pinned.
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
@@ -719,132 +770,355 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, byte[] dst, int dstOffset, int length) {
-        copyArray(src, dst, dstOffset, length, false);
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Copies {@code length} elements ({@code length * 2} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 2} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
+    public void copyToHost(DeviceBuffer src, short[] dst, int dstOffset, int length) {
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Copies {@code length} elements ({@code length * 2} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 2} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
+    public void copyToHost(DeviceBuffer src, char[] dst, int dstOffset, int length) {
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Starts {@link #copyToDevice(float[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(float[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
     }
 
     /**
-     * Copies {@code bytes} bytes from a direct ByteBuffer, starting at its absolute index {@code srcOffset}
-     * (position and limit are ignored and unchanged), to the start of {@code dst}, on this handle's stream.
-     * For ordinary (pageable) memory it returns once the driver has read the source, so the ByteBuffer may be
-     * reused at once; memory page-locked with {@code cuMemHostRegister} is copied asynchronously and must not
-     * change until the stream has passed the copy.
+     * Starts {@link #copyToDevice(double[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
      *
-     * @param src a direct ByteBuffer
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(double[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToDevice(int[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(int[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToDevice(long[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(long[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToDevice(byte[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(byte[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToDevice(short[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(short[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToDevice(char[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(char[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, float[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, float[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, double[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, double[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, int[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, int[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, long[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, long[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, byte[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, byte[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, short[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, short[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, char[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, char[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Copies {@code bytes} bytes from a ByteBuffer, starting at its absolute index {@code srcOffset} (position
+     * and limit are ignored and unchanged), to the start of {@code dst}, on this handle's stream. A direct
+     * buffer goes to the driver with no staging: for ordinary (pageable) memory the call returns once the
+     * driver has read the source, so the ByteBuffer may be reused at once; memory page-locked with
+     * {@code cuMemHostRegister} (see {@link HostRegistration}) is copied asynchronously and must not change
+     * until the stream has passed the copy. A heap buffer is copied as a {@code byte[]} is (see
+     * <a href="#arrays">Copies between Java arrays and the device</a>) and may be reused once this returns.
+     *
+     * @param src a direct or heap ByteBuffer
      * @param srcOffset the first byte of {@code src} to copy (absolute index)
      * @param dst the destination buffer, of this handle's context
      * @param bytes number of bytes to copy
      * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code src} is not direct, {@code [srcOffset, srcOffset + bytes)}
-     *     is outside its capacity, {@code dst} holds fewer than {@code bytes} bytes, or {@code dst} belongs
-     *     to another context
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + bytes)} is outside the capacity of
+     *     {@code src}, {@code dst} holds fewer than {@code bytes} bytes, or {@code dst} belongs to another context
      * @throws IllegalStateException if the handle or {@code dst} is closed
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(ByteBuffer src, int srcOffset, DeviceBuffer dst, long bytes) {
-        copyDirect(dst, src, srcOffset, bytes, true);
+        copyByteBuffer(dst, src, srcOffset, bytes, true);
     }
 
     /**
-     * Copies {@code bytes} bytes from the start of {@code src} into a direct ByteBuffer at its absolute index
+     * Copies {@code bytes} bytes from the start of {@code src} into a ByteBuffer at its absolute index
      * {@code dstOffset} (position and limit are ignored and unchanged), on this handle's stream, and waits
-     * until they have arrived.
+     * until they have arrived. A direct buffer is written by the driver with no staging, a heap buffer as a
+     * {@code byte[]} is (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
-     * @param dst a direct, writable ByteBuffer
+     * @param dst a writable ByteBuffer, direct or heap
      * @param dstOffset the first byte of {@code dst} to write (absolute index)
      * @param bytes number of bytes to copy
      * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code dst} is not direct or is read-only,
-     *     {@code [dstOffset, dstOffset + bytes)} is outside its capacity, {@code src} holds fewer than
-     *     {@code bytes} bytes, or {@code src} belongs to another context
+     * @throws IllegalArgumentException if {@code dst} is read-only, {@code [dstOffset, dstOffset + bytes)} is
+     *     outside its capacity, {@code src} holds fewer than {@code bytes} bytes, or {@code src} belongs to
+     *     another context
      * @throws IllegalStateException if the handle or {@code src} is closed
      * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, ByteBuffer dst, int dstOffset, long bytes) {
-        copyDirect(src, dst, dstOffset, bytes, false);
+        copyByteBuffer(src, dst, dstOffset, bytes, false);
     }
 
-    /** The JVM's type letter of the array's elements, which the native side uses to pick JNI's region copy. */
-    private static int typeCode(Object array) {
-        if (array instanceof float[]) {
-            return 'F';
-        }
-        if (array instanceof double[]) {
-            return 'D';
-        }
-        if (array instanceof int[]) {
-            return 'I';
-        }
-        if (array instanceof long[]) {
-            return 'J';
-        }
-        return 'B';
-    }
-
-    private static int elementBytes(Object array) {
-        if (array instanceof float[] || array instanceof int[]) {
-            return 4;
-        }
-        if (array instanceof double[] || array instanceof long[]) {
-            return 8;
-        }
-        if (array instanceof byte[]) {
-            return 1;
-        }
-        throw new IllegalArgumentException("unsupported array type " + array.getClass().getSimpleName());
-    }
-
-    private void copyArray(DeviceBuffer buffer, Object array, int arrayOffset, int length, boolean upload) {
-        Capture.refuseOnThisThread(upload ? "a copy from a Java array to the device" : "a copy from the device to a Java array");
-        Objects.requireNonNull(buffer, "device buffer");
-        Objects.requireNonNull(array, upload ? "source array" : "destination array");
-        int arrayLength = java.lang.reflect.Array.getLength(array);
-        if (arrayOffset < 0 || length < 0 || arrayOffset > arrayLength - length) {
-            throw new IllegalArgumentException("array range [" + arrayOffset + ", " + arrayOffset + "+" + length
-                    + ") is outside the array of length " + arrayLength + "; expected 0 <= offset, 0 <= length, offset + length <= array length");
-        }
-        int es = elementBytes(array);
-        long bytes = (long) length * es;
-        buffer.checkBytes(bytes, upload ? "destination" : "source");
-        long h = enter();
-        long b = 0;
-        try {
-            b = buffer.enterFor(this);
-            if (upload) {
-                NativeApi.uploadArray(h, b, buffer.byteOffset(), array, typeCode(array), (long) arrayOffset * es, bytes);
-            } else {
-                NativeApi.downloadArray(h, b, buffer.byteOffset(), array, typeCode(array), (long) arrayOffset * es, bytes);
-            }
-        } finally {
-            DeviceBuffer.exit(buffer, b);
-            exit();
-        }
-    }
-
-    private void copyDirect(DeviceBuffer buffer, ByteBuffer direct, int offset, long bytes, boolean upload) {
+    private void copyByteBuffer(DeviceBuffer buffer, ByteBuffer host, int offset, long bytes, boolean upload) {
         Capture.refuseOnThisThread(upload ? "a copy from a ByteBuffer to the device" : "a copy from the device to a ByteBuffer");
         Objects.requireNonNull(buffer, "device buffer");
-        Objects.requireNonNull(direct, "ByteBuffer");
-        if (!direct.isDirect()) {
-            throw new IllegalArgumentException("the ByteBuffer is a heap buffer; expected a direct ByteBuffer (ByteBuffer.allocateDirect)");
-        }
-        if (!upload && direct.isReadOnly()) {
+        Objects.requireNonNull(host, "ByteBuffer");
+        if (!upload && host.isReadOnly()) {
             throw new IllegalArgumentException("the destination ByteBuffer is read-only");
         }
-        if (offset < 0 || bytes < 0 || offset > direct.capacity() - bytes) {
+        if (offset < 0 || bytes < 0 || offset > host.capacity() - bytes) {
             throw new IllegalArgumentException("byte range [" + offset + ", " + offset + "+" + bytes
-                    + ") is outside the ByteBuffer's capacity of " + direct.capacity());
+                    + ") is outside the ByteBuffer's capacity of " + host.capacity());
         }
         buffer.checkBytes(bytes, upload ? "destination" : "source");
+        if (!host.isDirect()) {
+            ArrayTransfers.copyHeapBuffer(this, buffer, host, offset, bytes, upload);
+            return;
+        }
         long h = enter();
         long b = 0;
         try {
             b = buffer.enterFor(this);
             if (upload) {
-                NativeApi.uploadDirect(h, b, buffer.byteOffset(), direct, offset, bytes);
+                NativeApi.uploadDirect(h, b, buffer.byteOffset(), host, offset, bytes);
             } else {
-                NativeApi.downloadDirect(h, b, buffer.byteOffset(), direct, offset, bytes);
+                NativeApi.downloadDirect(h, b, buffer.byteOffset(), host, offset, bytes);
             }
         } finally {
             DeviceBuffer.exit(buffer, b);

@@ -10,7 +10,7 @@ final class Native {
     /** {@code -Dcuhandle.nvrtc.path=/path/to/libnvrtc.so} chooses NVRTC for run-time compilation. */
     static final String NVRTC_PROPERTY = "cuhandle.nvrtc.path";
     /** The Java/native interface version; equals {@code ABI_VERSION} in rust/src/jni/cuda.rs. */
-    static final int ABI_VERSION = 6;
+    static final int ABI_VERSION = 7;
 
     private static final NativeLoader.Loaded LOADED;
     private static final CudaException FAILURE;

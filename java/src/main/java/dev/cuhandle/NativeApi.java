@@ -89,9 +89,17 @@ final class NativeApi {
 
     static native void bufferFree(long buffer);
 
-    static native void uploadArray(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes);
+    /**
+     * One range of a copy between a Java array and device memory through pinned staging ({@link ArrayTransfers}):
+     * {@code stream} is a raw stream from {@link #handleStream(long)}, or -1 for the handle's current stream;
+     * {@code waitForDevice} makes an upload return only once its last chunk is on the device.
+     */
+    static native void arrayCopy(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes, boolean upload,
+            long stream, long chunkBytes, int depth, long slotBytes, int idleSlots, boolean waitForDevice);
 
-    static native void downloadArray(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes);
+    static native long hostRegister(long handle, ByteBuffer direct);
+
+    static native void hostUnregister(long registration);
 
     static native void uploadDirect(long handle, long buffer, long offset, ByteBuffer direct, long directOffset, long bytes);
 
