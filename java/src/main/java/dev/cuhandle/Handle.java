@@ -830,7 +830,7 @@ public final class Handle implements AutoCloseable {
      * @throws NullPointerException if {@code kernel}, {@code grid}, {@code block} or {@code args} is
      *     {@code null}
      * @throws IllegalArgumentException if an argument has an unsupported type or is {@code null}, the
-     *     arguments do not match the kernel's parameters (where the driver can tell, CUDA 12.4+), the grid,
+     *     arguments do not match the kernel's parameters (where they are known: see {@link Kernel}), the grid,
      *     block or shared memory exceed the device's limits, or a buffer belongs to another context
      * @throws IllegalStateException if the handle, the kernel's library or a buffer argument is closed
      * @throws CudaException if the context was destroyed or reset, or the driver refuses the launch

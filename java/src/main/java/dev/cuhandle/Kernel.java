@@ -4,8 +4,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A kernel of a {@link Library}, launchable in every context (rule H10). Where the driver can
- * tell (12.4+), its parameter sizes are known and launches are checked against them (rule K2).
+ * A kernel of a {@link Library}, launchable in every context (rule H10). Its parameter sizes are known and
+ * launches are checked against them (rule K2): from the driver ({@code cuKernelGetParamInfo}, CUDA 12.4+), or on
+ * older drivers from the module image itself (PTX {@code .entry} parameter lists, a cubin's
+ * {@code EIATTR_KPARAM_INFO} attributes, the PTX and cubins inside a fatbin). Kernels whose image describes no
+ * parameters in a form cuhandle reads launch unchecked ({@link #parameterCount()} is -1).
  */
 public final class Kernel {
     /** {@code CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK}. */
@@ -18,7 +21,7 @@ public final class Kernel {
     private final Library library;
     private final String name;
     private final long raw;
-    /** Parameter sizes; null if the driver cannot tell (before 12.4) or not probed yet. */
+    /** Parameter sizes; null if neither the driver nor the image can tell, or not probed yet. */
     private volatile int[] paramSizes;
     /** False until the sizes were probed (they need a current context, so maybe at the first launch). */
     private volatile boolean paramSizesKnown;
@@ -85,7 +88,8 @@ public final class Kernel {
     }
 
     /**
-     * Parameter count, or -1 when the driver cannot tell (before CUDA 12.4). No launch is needed first: if the
+     * Parameter count, or -1 when neither the driver nor the module image can tell (see the class comment). On a
+     * driver of CUDA 12.4 or newer the driver is asked; no launch is needed first: if the
      * kernel was looked up with no context current, the driver is asked in the context current now, or else in
      * the primary context of {@link Cuda#getDevice()} (rules H1, H2).
      *

@@ -181,8 +181,8 @@ public final class KernelLaunch {
         int at = VALUES + index * SLOT;
         slots.putLong(POINTERS + index * SLOT, slotsAddress + at);
         if (size < SLOT) {
-            // No stale upper bytes of a wider earlier argument: a driver that cannot check sizes
-            // (before 12.4) would hand them to the kernel.
+            // No stale upper bytes of a wider earlier argument: where the kernel's parameters are
+            // unknown (Kernel#parameterCount() is -1), nothing checks sizes and the kernel would get them.
             slots.putLong(at, 0);
         }
         return at;
@@ -197,9 +197,9 @@ public final class KernelLaunch {
     /**
      * Sets argument {@code index} to a structure passed by value: the bytes from {@code bytes}' position to its
      * limit, copied now (the buffer's position does not move). The bytes must be laid out as the kernel's C
-     * structure is, in the device's (little-endian) byte order with its padding. Where the driver knows the
-     * kernel's parameters (CUDA 12.4+) the size is checked against the parameter's at launch; before that,
-     * launches are unchecked. The argument count grows to {@code index + 1} if it was smaller.
+     * structure is, in the device's (little-endian) byte order with its padding. The size is checked against the
+     * parameter's at launch wherever the kernel's parameters are known (see {@link Kernel}: from the driver on CUDA
+     * 12.4+, else from the module image). The argument count grows to {@code index + 1} if it was smaller.
      *
      * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
      * @param bytes the structure's bytes (heap or direct buffer)
@@ -371,7 +371,7 @@ public final class KernelLaunch {
 
     /**
      * Sets the argument count explicitly, e.g. 0 for a kernel without parameters or fewer to drop trailing
-     * arguments. Where the driver knows the kernel's parameters (CUDA 12.4+), a launch checks the count and
+     * arguments. Wherever the kernel's parameters are known (see {@link Kernel}), a launch checks the count and
      * each argument's size against them.
      *
      * @param count number of arguments passed, from 0 to {@link #MAX_ARGS}
@@ -490,7 +490,9 @@ public final class KernelLaunch {
         int[] expected = kernel.paramSizes(handlePointer, libraryPointer);
         if (expected != null) {
             if (expected.length != argCount) {
-                throw new IllegalArgumentException("kernel '" + kernel.name() + "' takes " + expected.length + " parameters; " + argCount + " arguments given");
+                throw new IllegalArgumentException("kernel '" + kernel.name() + "' takes " + expected.length + " parameters; " + argCount + " arguments given: "
+                        + (argCount < expected.length ? "parameter " + argCount + " (" + expected[argCount] + " bytes) has no argument"
+                                : "argument " + expected.length + " has no parameter"));
             }
             for (int i = 0; i < argCount; i++) {
                 if (expected[i] != sizes[i]) {
