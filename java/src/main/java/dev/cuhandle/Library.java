@@ -174,7 +174,8 @@ public final class Library implements AutoCloseable {
      * @param options how to compile, e.g. {@link CompileOptions#defaults()}
      * @return the loaded library; close it when its kernels are no longer needed
      * @throws NullPointerException if an argument is {@code null}
-     * @throws CompileException if the source does not compile ({@link CompileException#getLog()} has NVRTC's log)
+     * @throws CompileException if the source does not compile, or NVRTC fails compiling it: the exception carries
+     *     NVRTC's result ({@code NVRTC_ERROR_COMPILATION} ...), its log, the program name and the architecture
      * @throws IllegalArgumentException if NVRTC refuses an option, or the named architecture is one it does not
      *     support
      * @throws CudaException if NVRTC is not installed (code {@link CudaError#FILE_NOT_FOUND}: the message lists
@@ -197,7 +198,7 @@ public final class Library implements AutoCloseable {
      * @return the loaded library; close it when its kernels are no longer needed
      * @throws NullPointerException if an argument is {@code null}
      * @throws IllegalStateException if the handle is closed
-     * @throws CompileException if the source does not compile ({@link CompileException#getLog()} has NVRTC's log)
+     * @throws CompileException if the source does not compile, or NVRTC fails compiling it (NVRTC's result and log)
      * @throws IllegalArgumentException if NVRTC refuses an option or the named architecture
      * @throws CudaException if NVRTC is not installed or fails, or the driver rejects the image
      */

@@ -91,8 +91,9 @@ final class RuntimeCompiler {
         String[] sources = options.headers().values().toArray(new String[0]);
         Object result = NativeApi.nvrtcCompile(source, options.programName(), names, sources, flags.toArray(new String[0]), target);
         COMPILES.incrementAndGet();
-        if (result instanceof String) {
-            throw new CompileException(options.programName(), target, (String) result);
+        if (result instanceof String[]) {
+            String[] failure = (String[]) result; // NVRTC's result number, its name, the log
+            throw new CompileException(Integer.parseInt(failure[0]), failure[1], options.programName(), target, failure[2]);
         }
         byte[] image = (byte[]) result;
         CACHE.put(key, image);
