@@ -818,7 +818,8 @@ public final class Handle implements AutoCloseable {
 
     /**
      * Launches {@code kernel} on this handle's stream with {@code args}, each a {@link DeviceBuffer} (passed
-     * as its device address), Integer, Long, Float, Double, Short or Byte, in parameter order. Returns
+     * as its device address), Integer, Long, Float, Double, Short, Byte or a {@link java.nio.ByteBuffer} (a
+     * structure by value, see {@link KernelLaunch#arg(int, java.nio.ByteBuffer)}), in parameter order. Returns
      * without waiting for the kernel. Convenient; for hot loops use a reusable {@link KernelLaunch}, which
      * allocates nothing per launch.
      *

@@ -229,6 +229,19 @@ public final class KernelLaunch {
         return this;
     }
 
+    /**
+     * Frees the structure area for a new set of arguments. The thread's launch object behind {@link Handle#launch}
+     * serves every kernel the thread launches: regions kept from earlier launches (at other argument positions)
+     * would fill the area and refuse a later valid launch that no caller could avoid. Free when no structure
+     * was passed since the last time.
+     */
+    private void forgetStructRegions() {
+        if (structTop != 0) {
+            java.util.Arrays.fill(structCapacity, 0);
+            structTop = 0;
+        }
+    }
+
     /** The region of argument {@code index} in the structure area, reused if large enough, else a new one. */
     private int structRegion(int index, int size) {
         if (structCapacity[index] >= size) {
@@ -391,6 +404,7 @@ public final class KernelLaunch {
             throw new IllegalArgumentException(args.length + " kernel arguments given; at most " + MAX_ARGS + " are supported");
         }
         argCount = 0;
+        forgetStructRegions();
         for (int i = 0; i < args.length; i++) {
             Object a = args[i];
             if (a instanceof DeviceBuffer) {
