@@ -42,6 +42,9 @@ enum {
 #define MAX_PARAMS 512
 #define TOTAL_MEMORY (8ull << 30)
 #define ALLOC_ALIGN 256
+/* Shared memory per block by default (48 KiB) and with opt-in (an H200's 227 KiB). */
+#define DEFAULT_SHARED 49152
+#define OPTIN_SHARED 232448
 #define STREAM_LEGACY ((uintptr_t)0x1)
 #define STREAM_PER_THREAD ((uintptr_t)0x2)
 #define STREAM_NON_BLOCKING 0x1u
@@ -128,7 +131,8 @@ typedef struct Kernel {
     char *name;
     int nparams; /* -1: unknown (fatbin/cubin images are not parsed) */
     size_t *offsets, *sizes;
-    int max_dynamic_shared[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0: the default */
+    size_t static_shared; /* the .shared declarations of its PTX body (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) */
+    int max_dynamic_shared[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES + 1; 0: the default */
 } Kernel;
 
 /* A module-scope variable declared in the PTX: `.global` (__device__), `.const` (__constant__),
@@ -583,12 +587,12 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
     case 5: v = 2147483647; break; /* MAX_GRID_DIM_X */
     case 6: v = 65535; break;      /* MAX_GRID_DIM_Y */
     case 7: v = 65535; break;      /* MAX_GRID_DIM_Z */
-    case 8: v = 49152; break;      /* MAX_SHARED_MEMORY_PER_BLOCK */
+    case 8: v = DEFAULT_SHARED; break; /* MAX_SHARED_MEMORY_PER_BLOCK */
     case 16: v = 132; break;       /* MULTIPROCESSOR_COUNT */
     case 75: v = env_int("CUHANDLE_STANDIN_CC", 90) / 10; break; /* COMPUTE_CAPABILITY_MAJOR */
     case 76: v = env_int("CUHANDLE_STANDIN_CC", 90) % 10; break; /* COMPUTE_CAPABILITY_MINOR */
     case 95: v = env_int("CUHANDLE_STANDIN_COOPERATIVE", 1); break; /* COOPERATIVE_LAUNCH */
-    case 97: v = 232448; break;    /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+    case 97: v = OPTIN_SHARED; break; /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
     case 115: v = 1; break;        /* MEMORY_POOLS_SUPPORTED */
     case 120: v = env_int("CUHANDLE_STANDIN_CC", 90) >= 90; break; /* CLUSTER_LAUNCH */
     default: v = 0;
@@ -1244,6 +1248,39 @@ static int parse_param(const char *p, const char *end, size_t *size, size_t *ali
     return 1;
 }
 
+/* The static shared memory of the entry whose body follows `p`: the sizes of the `.shared` declarations
+ * between its braces, e.g. ".shared .align 4 .b8 _ZZ1kE1s[32768];" (not `.extern .shared` arrays of no size:
+ * those are dynamic shared memory). */
+static size_t body_shared_bytes(const char *p) {
+    const char *open = strchr(p, '{');
+    if (!open) return 0;
+    int depth = 0;
+    size_t total = 0;
+    for (const char *q = open; *q; q++) {
+        if (*q == '{') depth++;
+        else if (*q == '}' && --depth == 0) break;
+        else if (strncmp(q, ".shared", 7) == 0 && isspace((unsigned char)q[7]) && (q == open || isspace((unsigned char)q[-1]))) {
+            const char *line_start = q;
+            while (line_start > open && line_start[-1] != '\n') line_start--;
+            const char *end = strchr(q, ';');
+            if (!end || memmem(line_start, (size_t)(q - line_start), ".extern", 7)) continue;
+            size_t elem = 0, count = 1;
+            for (const char *t = q + 7; t < end;) {
+                while (t < end && isspace((unsigned char)*t)) t++;
+                const char *tok = t;
+                while (t < end && !isspace((unsigned char)*t)) t++;
+                size_t len = (size_t)(t - tok);
+                if (ptx_type_size(tok, len)) elem = ptx_type_size(tok, len);
+                const char *bracket = memchr(tok, '[', len);
+                if (bracket) count = strtoul(bracket + 1, NULL, 10);
+            }
+            total += elem * count;
+            q = end;
+        }
+    }
+    return total;
+}
+
 /* Finds every `.entry NAME( ... )` and its parameters; returns 0 if a declaration is malformed. */
 static int parse_ptx(Library *lib, const char *text) {
     const char *p = text;
@@ -1280,6 +1317,7 @@ static int parse_ptx(Library *lib, const char *text) {
             seg = seg_end + 1;
         }
         p = close + 1;
+        k->static_shared = body_shared_bytes(p);
     }
     return 1;
 }
@@ -1594,6 +1632,12 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const c
 
 static int check_kernel(void *k) { return vec_has(&g_kernels, k) ? SUCCESS : bad_handle(INVALID_HANDLE); }
 
+/* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: as set, else the default less the static shared memory. */
+static int max_dynamic_shared(const Kernel *k, int dev) {
+    if (k->max_dynamic_shared[dev]) return k->max_dynamic_shared[dev] - 1;
+    return k->static_shared < DEFAULT_SHARED ? (int)(DEFAULT_SHARED - k->static_shared) : 0;
+}
+
 /* Needs a current context, like the real driver. Fatbin/cubin kernels answer INVALID_VALUE at
  * index 0, which callers read as "no (more) parameters": see README.md. */
 EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
@@ -1658,20 +1702,29 @@ EXPORT CUresult cuKernelGetAttribute(int *pi, int attrib, CUkernel kernel, CUdev
     if (rc) RETURN(rc);
     if (check_device(dev)) RETURN(INVALID_DEVICE);
     if (attrib < 0 || attrib > 20) RETURN(INVALID_VALUE);
-    /* max threads per block, registers, max dynamic shared memory (set or the 48 KiB default); others 0 */
+    /* max threads per block, static shared memory, registers, max dynamic shared memory (set, or the 48 KiB
+     * default less the static); others 0 */
     Kernel *k = kernel;
-    *pi = attrib == 0 ? 1024 : attrib == 4 ? 32 : attrib == 8 ? (k->max_dynamic_shared[dev] ? k->max_dynamic_shared[dev] : 49152) : 0;
+    switch (attrib) {
+    case 0: *pi = 1024; break;
+    case 1: *pi = (int)k->static_shared; break;
+    case 4: *pi = 32; break;
+    case 8: *pi = max_dynamic_shared(k, dev); break;
+    default: *pi = 0;
+    }
     RETURN(SUCCESS);
 }
 
-/* Only CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8), up to the opt-in limit, as the driver. */
+/* Only CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8), up to the opt-in limit less the static shared
+ * memory, as the driver. */
 EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdevice dev) {
     ENTER();
     int rc = check_kernel(kernel);
     if (rc) RETURN(rc);
     if (check_device(dev)) RETURN(INVALID_DEVICE);
-    if (attrib != 8 || val < 0 || val > 232448) RETURN(INVALID_VALUE);
-    ((Kernel *)kernel)->max_dynamic_shared[dev] = val;
+    Kernel *k = kernel;
+    if (attrib == 8 && val >= 0 && (size_t)val + k->static_shared <= OPTIN_SHARED) k->max_dynamic_shared[dev] = val + 1;
+    else RETURN(INVALID_VALUE);
     RETURN(SUCCESS);
 }
 
@@ -1697,8 +1750,9 @@ static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     if (gx < 1 || gy < 1 || gz < 1 || gx > 2147483647u || gy > 65535 || gz > 65535) return INVALID_VALUE;
     if (bx < 1 || by < 1 || bz < 1 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
     Kernel *k = f;
-    /* Above 48 KiB only after cuKernelSetAttribute opted the kernel in on this device. */
-    if (sharedMemBytes > 49152 && (int)sharedMemBytes > k->max_dynamic_shared[s->ctx->dev]) return INVALID_VALUE;
+    /* Up to the kernel's max dynamic shared memory on this device: 48 KiB less its static shared memory unless
+     * cuKernelSetAttribute opted it in to more (or set less). */
+    if ((int64_t)sharedMemBytes > max_dynamic_shared(k, s->ctx->dev)) return INVALID_VALUE;
     /* Reads every argument as the kernel declares it, so a missing or short one is caught here. */
     int nargs = 0;
     if (k->nparams >= 0) {

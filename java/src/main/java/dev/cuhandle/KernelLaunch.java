@@ -464,7 +464,7 @@ public final class KernelLaunch {
                 int entered = enterBuffers(handle);
                 try {
                     check(handle, h, lib);
-                    NativeApi.launch(h, kernel.function(handle, h), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz);
+                    NativeApi.launch(h, kernel.state().function(handle, h), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz);
                 } finally {
                     exitBuffers(entered);
                 }
@@ -501,7 +501,8 @@ public final class KernelLaunch {
     }
 
     private void check(Handle handle, long handlePointer, long libraryPointer) {
-        int[] expected = kernel.paramSizes(handlePointer, libraryPointer);
+        KernelState state = kernel.state();
+        int[] expected = state.paramSizes(handlePointer, libraryPointer);
         if (expected != null) {
             if (expected.length != argCount) {
                 throw new IllegalArgumentException("kernel '" + kernel.name() + "' takes " + expected.length + " parameters; " + argCount + " arguments given: "
@@ -530,8 +531,8 @@ public final class KernelLaunch {
                     + "' is outside [0, " + d.maxSharedMemoryPerBlockOptin() + "] (device " + d.ordinal() + " allows "
                     + d.maxSharedMemoryPerBlock() + " bytes per block, " + d.maxSharedMemoryPerBlockOptin() + " with opt-in)");
         }
-        if (sharedBytes > d.maxSharedMemoryPerBlock()) {
-            kernel.ensureDynamicShared(d.ordinal(), sharedBytes);
+        if (sharedBytes != 0) {
+            state.ensureDynamicShared(d, sharedBytes);
         }
         if (cooperative && !d.supportsCooperativeLaunch()) {
             throw new UnsupportedOperationException("cooperative launch of kernel '" + kernel.name() + "' refused: device " + d.ordinal() + " (" + d.name()

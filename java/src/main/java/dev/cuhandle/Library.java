@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A module loaded once per process with {@code cuLibraryLoadData} (rule H10): its kernels launch
@@ -25,6 +26,8 @@ public final class Library implements AutoCloseable {
     private final String origin;
     /** Views of this library's variables handed out so far: closed before the library unloads. */
     private final List<WeakReference<DeviceBuffer>> variableViews = new ArrayList<>();
+    /** Per kernel (raw {@code CUkernel}): what every {@link Kernel} object of it shares. */
+    private final ConcurrentHashMap<Long, KernelState> kernels = new ConcurrentHashMap<>();
 
     private Library(long pointer, String origin) {
         this.origin = origin;
@@ -229,7 +232,8 @@ public final class Library implements AutoCloseable {
         long lib = enter();
         try {
             long[] info = NativeApi.kernelGet(lib, name);
-            return new Kernel(this, name, info[0], java.util.Arrays.copyOfRange(info, 1, info.length));
+            KernelState shared = kernels.computeIfAbsent(info[0], raw -> new KernelState(this, name, raw, Arrays.copyOfRange(info, 1, info.length)));
+            return new Kernel(this, name, shared);
         } finally {
             exit();
         }
