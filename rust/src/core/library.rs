@@ -3,7 +3,7 @@
 use crate::core::driver::{self, Driver};
 use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND};
 use crate::core::image::{self, ImageKind};
-use crate::core::param_layout::ImageLayouts;
+use crate::core::param_layout::{ImageLayouts, Param};
 use cudarc::driver::sys::{CUdevice, CUkernel, CUlibrary};
 use std::ffi::{c_void, CStr, CString};
 
@@ -265,22 +265,31 @@ impl Library {
         Ok(KernelInfo { raw, param_sizes })
     }
 
-    /// Parameter sizes by probing `cuKernelGetParamInfo` until it says the index is past the end.
-    /// Needs a current context.
+    /// Parameter sizes from `cuKernelGetParamInfo` ([`Library::driver_param_layout`]). Needs a
+    /// current context.
     pub fn param_sizes(&self, kernel: CUkernel) -> Result<ParamSizes> {
-        let Some(get_info) = self.driver.api.cuKernelGetParamInfo else { return Ok(ParamSizes::Unsupported) };
-        let mut sizes = Vec::new();
+        Ok(match self.driver_param_layout(kernel)? {
+            Some(layout) => ParamSizes::Known(layout.iter().map(|p| p.size).collect()),
+            None => ParamSizes::Unsupported,
+        })
+    }
+
+    /// Parameter offsets and sizes by probing `cuKernelGetParamInfo` until it says the index is
+    /// past the end; `None` where the driver lacks it (before 12.4). Needs a current context.
+    pub fn driver_param_layout(&self, kernel: CUkernel) -> Result<Option<Vec<Param>>> {
+        let Some(get_info) = self.driver.api.cuKernelGetParamInfo else { return Ok(None) };
+        let mut layout = Vec::new();
         for index in 0..MAX_PROBED_PARAMS {
             let (mut offset, mut size) = (0usize, 0usize);
             // SAFETY: out-pointers are valid locals; the kernel belongs to a loaded library.
             let rc = unsafe { get_info(kernel, index, &mut offset, &mut size) };
             if rc == CUDA_ERROR_INVALID_VALUE {
-                return Ok(ParamSizes::Known(sizes));
+                break;
             }
             self.driver.check(rc, "cuKernelGetParamInfo")?;
-            sizes.push(size);
+            layout.push(Param { offset, size });
         }
-        Ok(ParamSizes::Known(sizes))
+        Ok(Some(layout))
     }
 
     /// Names of all kernels, where the driver can enumerate them (12.4+).
