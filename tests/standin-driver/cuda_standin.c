@@ -133,6 +133,7 @@ typedef struct Kernel {
     size_t *offsets, *sizes;
     size_t static_shared; /* the .shared declarations of its PTX body (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) */
     int max_dynamic_shared[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES + 1; 0: the default */
+    int non_portable_clusters[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED */
 } Kernel;
 
 /* A module-scope variable declared in the PTX: `.global` (__device__), `.const` (__constant__),
@@ -1703,20 +1704,21 @@ EXPORT CUresult cuKernelGetAttribute(int *pi, int attrib, CUkernel kernel, CUdev
     if (check_device(dev)) RETURN(INVALID_DEVICE);
     if (attrib < 0 || attrib > 20) RETURN(INVALID_VALUE);
     /* max threads per block, static shared memory, registers, max dynamic shared memory (set, or the 48 KiB
-     * default less the static); others 0 */
+     * default less the static), non-portable clusters allowed; others 0 */
     Kernel *k = kernel;
     switch (attrib) {
     case 0: *pi = 1024; break;
     case 1: *pi = (int)k->static_shared; break;
     case 4: *pi = 32; break;
     case 8: *pi = max_dynamic_shared(k, dev); break;
+    case 15: *pi = k->non_portable_clusters[dev]; break;
     default: *pi = 0;
     }
     RETURN(SUCCESS);
 }
 
 /* Only CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8), up to the opt-in limit less the static shared
- * memory, as the driver. */
+ * memory, and CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED (15), 0 or 1, as the driver. */
 EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdevice dev) {
     ENTER();
     int rc = check_kernel(kernel);
@@ -1724,7 +1726,44 @@ EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdev
     if (check_device(dev)) RETURN(INVALID_DEVICE);
     Kernel *k = kernel;
     if (attrib == 8 && val >= 0 && (size_t)val + k->static_shared <= OPTIN_SHARED) k->max_dynamic_shared[dev] = val + 1;
+    else if (attrib == 15 && (val == 0 || val == 1)) k->non_portable_clusters[dev] = val;
     else RETURN(INVALID_VALUE);
+    RETURN(SUCCESS);
+}
+
+/* The most blocks of a cluster of `k` on `dev`: 8, the portable limit, or 16 (an H200's) where the kernel
+ * allows non-portable sizes. */
+static unsigned max_cluster_blocks(const Kernel *k, int dev) { return k->non_portable_clusters[dev] ? 16 : 8; }
+
+/* cuda.h's CUlaunchAttribute and CUlaunchConfig. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int cooperative;
+        struct { unsigned x, y, z; } clusterDim;
+        void *align;
+    } value;
+} LaunchAttribute;
+
+typedef struct {
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    LaunchAttribute *attrs;
+    unsigned numAttrs;
+} LaunchConfig;
+
+/* Needs a current context, as the driver; the configuration's block and shared memory do not limit the
+ * answer here (an H200 holds 16 blocks of any legal size per cluster). */
+EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction f, const LaunchConfig *config) {
+    ENTER();
+    if (!clusterSize || !config) RETURN(INVALID_VALUE);
+    int rc = check_kernel(f);
+    if (rc) RETURN(rc);
+    Ctx *c;
+    if ((rc = current_ctx(&c))) RETURN(rc);
+    *clusterSize = (int)max_cluster_blocks(f, c->dev);
     RETURN(SUCCESS);
 }
 
@@ -1736,9 +1775,9 @@ static void argument_use(Ctx *c, const void *arg, int64_t until) {
     if (a && (uintptr_t)v < a->base + a->size) a->in_use_until = max64(a->in_use_until, until);
 }
 
-/* The launch itself, with the lock held; `flags` as g_last_launch_flags. */
+/* The launch itself, with the lock held; `flags` as g_last_launch_flags, `cluster_blocks` 0 without clusters. */
 static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                  unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags) {
+                  unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags, uint64_t cluster_blocks) {
     int rc = check_kernel(f);
     if (rc) return rc;
     Stream *s;
@@ -1753,6 +1792,7 @@ static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     /* Up to the kernel's max dynamic shared memory on this device: 48 KiB less its static shared memory unless
      * cuKernelSetAttribute opted it in to more (or set less). */
     if ((int64_t)sharedMemBytes > max_dynamic_shared(k, s->ctx->dev)) return INVALID_VALUE;
+    if (cluster_blocks > max_cluster_blocks(k, s->ctx->dev)) return INVALID_CLUSTER_SIZE;
     /* Reads every argument as the kernel declares it, so a missing or short one is caught here. */
     int nargs = 0;
     if (k->nparams >= 0) {
@@ -1786,35 +1826,17 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
                                unsigned int by, unsigned int bz, unsigned int sharedMemBytes, CUstream hStream,
                                void **kernelParams, void **extra) {
     ENTER();
-    RETURN(launch(f, gx, gy, gz, bx, by, bz, sharedMemBytes, hStream, kernelParams, extra, 0));
+    RETURN(launch(f, gx, gy, gz, bx, by, bz, sharedMemBytes, hStream, kernelParams, extra, 0, 0));
 }
 
-/* cuda.h's CUlaunchAttribute and CUlaunchConfig. */
-typedef struct {
-    int id;
-    char pad[4];
-    union {
-        char bytes[64];
-        int cooperative;
-        struct { unsigned x, y, z; } clusterDim;
-        void *align;
-    } value;
-} LaunchAttribute;
-
-typedef struct {
-    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
-    CUstream hStream;
-    LaunchAttribute *attrs;
-    unsigned numAttrs;
-} LaunchConfig;
-
-/* Models the H200: cooperative grids up to 2048 resident threads per SM on 132 SMs; portable clusters
- * (up to 8 blocks) that divide the grid; programmatic stream serialization (alone) is accepted. Other
- * attributes are NOT_SUPPORTED. */
+/* Models the H200: cooperative grids up to 2048 resident threads per SM on 132 SMs; clusters that divide
+ * the grid, up to 8 blocks (portable) or 16 where the kernel allows non-portable sizes; programmatic stream
+ * serialization (alone) is accepted. Other attributes are NOT_SUPPORTED. */
 EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
     ENTER();
     if (!config || (config->numAttrs && !config->attrs)) RETURN(INVALID_VALUE);
     int flags = 1;
+    uint64_t cluster_blocks = 0;
     uint64_t blocks = (uint64_t)config->gridDimX * config->gridDimY * config->gridDimZ;
     uint64_t threads = (uint64_t)config->blockDimX * config->blockDimY * config->blockDimZ;
     for (unsigned i = 0; i < config->numAttrs; i++) {
@@ -1825,8 +1847,9 @@ EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void 
             if (threads && blocks > 132 * (2048 / threads)) RETURN(COOPERATIVE_LAUNCH_TOO_LARGE);
         } else if (a->id == 4) { /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */
             unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
-            if (!x || !y || !z || (uint64_t)x * y * z > 8) RETURN(INVALID_CLUSTER_SIZE);
+            if (!x || !y || !z || (uint64_t)x * y * z > 16) RETURN(INVALID_CLUSTER_SIZE);
             if (config->gridDimX % x || config->gridDimY % y || config->gridDimZ % z) RETURN(INVALID_CLUSTER_SIZE);
+            cluster_blocks = (uint64_t)x * y * z; /* above 8 only where the kernel allows it: launch() */
             flags |= 4;
         } else if (a->id == 6) { /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION */
             /* the BLAS kernels' dependent launches: the stand-in runs a stream's work in order anyway */
@@ -1836,7 +1859,7 @@ EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void 
         }
     }
     RETURN(launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,
-                  config->sharedMemBytes, config->hStream, kernelParams, extra, flags));
+                  config->sharedMemBytes, config->hStream, kernelParams, extra, flags, cluster_blocks));
 }
 
 /* ---------------------------------------------------------------- graphs (stream capture) */
@@ -1975,6 +1998,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
         {"cuLibraryGetKernelCount", (void *)cuLibraryGetKernelCount, 12040},
         {"cuLibraryEnumerateKernels", (void *)cuLibraryEnumerateKernels, 12040},
         {"cuKernelGetName", (void *)cuKernelGetName, 12030},
+        {"cuOccupancyMaxPotentialClusterSize", (void *)cuOccupancyMaxPotentialClusterSize, 11080},
     };
     int version = driver_version();
     for (size_t i = 0; i < sizeof OPTIONAL / sizeof OPTIONAL[0]; i++)

@@ -15,7 +15,7 @@ public final class KernelLaunch {
     public static final int MAX_ARGS = 64;
     /** The most bytes all by-value structure arguments of one launch take together ({@link #arg(int, ByteBuffer)}). */
     public static final int MAX_STRUCT_BYTES = 4096;
-    /** The most blocks of a portable thread-block cluster. */
+    /** The most blocks of a portable thread-block cluster; more need the kernel's non-portable attribute (see {@link #cluster}). */
     public static final int MAX_CLUSTER_BLOCKS = 8;
     private static final int SLOT = 8;
     /** Alignment of each structure argument: enough for any CUDA scalar or vector type. */
@@ -152,20 +152,23 @@ public final class KernelLaunch {
     /**
      * Launches in thread-block clusters of {@code (x, y, z)} blocks ({@code CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION}
      * through {@code cuLaunchKernelEx}; compute capability 9.0 and newer). Each grid dimension must be a multiple
-     * of the cluster's, checked at launch. {@code (0, 0, 0)} launches without clusters (the default).
+     * of the cluster's, checked at launch. Up to {@link #MAX_CLUSTER_BLOCKS} blocks are portable; larger clusters
+     * need the kernel's {@link KernelAttribute#NON_PORTABLE_CLUSTER_SIZE_ALLOWED} set to 1 on the device, and are
+     * checked at launch against the most the driver allows the kernel with the launch's block and shared memory
+     * ({@code cuOccupancyMaxPotentialClusterSize}; 16 on an H100 or H200). {@code (0, 0, 0)} launches without
+     * clusters (the default).
      *
      * @param x blocks per cluster in x
      * @param y blocks per cluster in y
      * @param z blocks per cluster in z
      * @return this launch
-     * @throws IllegalArgumentException unless all are 0, or all at least 1 with at most
-     *     {@link #MAX_CLUSTER_BLOCKS} blocks in all
+     * @throws IllegalArgumentException unless all are 0, or all at least 1
      */
     public KernelLaunch cluster(int x, int y, int z) {
         boolean none = x == 0 && y == 0 && z == 0;
-        if (!none && (x < 1 || y < 1 || z < 1 || (long) x * y * z > MAX_CLUSTER_BLOCKS)) {
-            throw new IllegalArgumentException("cluster (" + x + ", " + y + ", " + z + ") is not a cluster size: expected each >= 1 with at most "
-                    + MAX_CLUSTER_BLOCKS + " blocks in all (the portable limit), or (0, 0, 0) for no clusters");
+        if (!none && (x < 1 || y < 1 || z < 1)) {
+            throw new IllegalArgumentException("cluster (" + x + ", " + y + ", " + z + ") is not a cluster size: expected each >= 1 (up to "
+                    + MAX_CLUSTER_BLOCKS + " blocks in all are portable; more where the kernel allows non-portable sizes), or (0, 0, 0) for no clusters");
         }
         cx = x;
         cy = y;
@@ -464,7 +467,11 @@ public final class KernelLaunch {
                 int entered = enterBuffers(handle);
                 try {
                     check(handle, h, lib);
-                    NativeApi.launch(h, kernel.state().function(handle, h), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz);
+                    long function = kernel.state().function(handle, h);
+                    if (cx != 0) {
+                        checkCluster(handle.device(), h, function);
+                    }
+                    NativeApi.launch(h, function, gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz);
                 } finally {
                     exitBuffers(entered);
                 }
@@ -538,12 +545,10 @@ public final class KernelLaunch {
             throw new UnsupportedOperationException("cooperative launch of kernel '" + kernel.name() + "' refused: device " + d.ordinal() + " (" + d.name()
                     + ") cannot launch cooperatively (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)");
         }
-        if (cx != 0) {
-            checkCluster(d);
-        }
     }
 
-    private void checkCluster(Device d) {
+    /** Cluster launches: compute capability 9.0, a grid of whole clusters, and no more blocks than the kernel may have. */
+    private void checkCluster(Device d, long handlePointer, long function) {
         if (d.computeCapabilityMajor() < 9) {
             throw new UnsupportedOperationException("cluster launch of kernel '" + kernel.name() + "' refused: device " + d.ordinal() + " (" + d.name()
                     + ") has compute capability " + d.computeCapability() + "; thread-block clusters need 9.0 or newer");
@@ -551,6 +556,21 @@ public final class KernelLaunch {
         if (gx % cx != 0 || gy % cy != 0 || gz % cz != 0) {
             throw new IllegalArgumentException("grid (" + gx + ", " + gy + ", " + gz + ") for kernel '" + kernel.name() + "' is not a multiple of the cluster ("
                     + cx + ", " + cy + ", " + cz + ") in every dimension");
+        }
+        long blocks = (long) cx * cy * cz;
+        if (blocks <= MAX_CLUSTER_BLOCKS) {
+            return; // portable: every device with clusters runs it (resources permitting, which the driver judges)
+        }
+        KernelState state = kernel.state();
+        int most = state.maxClusterBlocks(d, handlePointer, function, gx, gy, gz, bx, by, bz, sharedBytes);
+        if (most >= 0 && blocks > most) {
+            boolean allowed = state.attribute(KernelAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED.value(), d.ordinal()) != 0;
+            throw new IllegalArgumentException("cluster (" + cx + ", " + cy + ", " + cz + ") of " + blocks + " blocks for kernel '" + kernel.name()
+                    + "' is larger than the " + most + " blocks device " + d.ordinal() + " allows it with block (" + bx + ", " + by + ", " + bz + ") and "
+                    + sharedBytes + " bytes of dynamic shared memory (cuOccupancyMaxPotentialClusterSize); "
+                    + (allowed ? "the kernel allows non-portable cluster sizes, so that is the device's limit"
+                            : "clusters above " + MAX_CLUSTER_BLOCKS + " blocks (the portable limit) need the kernel's "
+                                    + "KernelAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED set to 1 on the device first"));
         }
     }
 }

@@ -31,6 +31,8 @@ final class KernelState {
     private volatile int[] dynamicSharedLimit = new int[0];
     /** Per device: static shared memory plus one (0: not asked yet); guarded by this. */
     private int[] staticSharedPlusOne = new int[0];
+    /** The largest cluster of the last non-portable cluster launch's configuration; null when none or stale. */
+    private volatile ClusterLimit clusterLimit;
 
     /** A kernel's function ({@code cuKernelGetFunction}) in the context of one id (see {@link #function}). */
     private static final class ContextFunction {
@@ -40,6 +42,29 @@ final class KernelState {
         ContextFunction(long contextId, long function) {
             this.contextId = contextId;
             this.function = function;
+        }
+    }
+
+    /** The most blocks per cluster the driver allows the kernel with one launch configuration. */
+    private static final class ClusterLimit {
+        final int device;
+        final int bx;
+        final int by;
+        final int bz;
+        final int sharedBytes;
+        final int blocks;
+
+        ClusterLimit(int device, int bx, int by, int bz, int sharedBytes, int blocks) {
+            this.device = device;
+            this.bx = bx;
+            this.by = by;
+            this.bz = bz;
+            this.sharedBytes = sharedBytes;
+            this.blocks = blocks;
+        }
+
+        boolean isFor(int device, int bx, int by, int bz, int sharedBytes) {
+            return this.device == device && this.bx == bx && this.by == by && this.bz == bz && this.sharedBytes == sharedBytes;
         }
     }
 
@@ -119,7 +144,7 @@ final class KernelState {
 
     /**
      * Sets an attribute on {@code device}. {@code MAX_DYNAMIC_SHARED_SIZE_BYTES} set this way is set exactly
-     * (also lower): launches that need more raise it again.
+     * (also lower): launches that need more raise it again. Any attribute can change the largest cluster.
      */
     void setAttribute(int attribute, int value, int device) {
         if (attribute == MAX_DYNAMIC_SHARED) {
@@ -134,6 +159,7 @@ final class KernelState {
         } finally {
             library.exit();
         }
+        clusterLimit = null;
     }
 
     /**
@@ -182,6 +208,7 @@ final class KernelState {
             library.exit();
         }
         publishDynamicShared(device, bytes);
+        clusterLimit = null;
     }
 
     /** Publishes the limit launches on {@code device} may use without a driver call; call with this locked. */
@@ -201,5 +228,20 @@ final class KernelState {
             staticSharedPlusOne[device] = bytes + 1;
         }
         return staticSharedPlusOne[device] - 1;
+    }
+
+    /**
+     * The most blocks a cluster of this kernel may have with this launch configuration on the handle's device
+     * ({@code cuOccupancyMaxPotentialClusterSize}: 8, the portable limit, unless the kernel allows non-portable
+     * sizes; then what the device can hold), or -1 where the driver cannot say. Asked once per configuration.
+     */
+    int maxClusterBlocks(Device device, long handlePointer, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes) {
+        ClusterLimit known = clusterLimit;
+        if (known == null || !known.isFor(device.ordinal(), bx, by, bz, sharedBytes)) {
+            int blocks = NativeApi.kernelMaxClusterSize(handlePointer, function, gx, gy, gz, bx, by, bz, sharedBytes);
+            known = new ClusterLimit(device.ordinal(), bx, by, bz, sharedBytes, blocks);
+            clusterLimit = known;
+        }
+        return known.blocks;
     }
 }
