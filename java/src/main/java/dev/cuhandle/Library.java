@@ -24,14 +24,45 @@ public final class Library implements AutoCloseable {
     private final NativeObject state;
     /** Where the image came from, for messages ("resource /kernels/x.fatbin", "file ...", "a 1234-byte image"). */
     private final String origin;
-    /** Views of this library's variables handed out so far: closed before the library unloads. */
-    private final List<WeakReference<DeviceBuffer>> variableViews = new ArrayList<>();
+    /** Views of this library's variables handed out so far: closed when the library unloads. */
+    private final VariableViews variableViews = new VariableViews();
     /** Per kernel (raw {@code CUkernel}): what every {@link Kernel} object of it shares. */
     private final ConcurrentHashMap<Long, KernelState> kernels = new ConcurrentHashMap<>();
 
     private Library(long pointer, String origin) {
         this.origin = origin;
-        this.state = NativeObject.register(this, pointer, "Library", NativeApi::libraryUnload);
+        // The unload closes the views first. It runs once calls in flight have returned (NativeObject), so a
+        // view that a global() or view() in flight during close() hands out is closed too; it captures the
+        // view list, not this library, so the cleaner can still find the library unreachable.
+        VariableViews views = variableViews;
+        this.state = NativeObject.register(this, pointer, "Library", library -> {
+            views.closeAll();
+            NativeApi.libraryUnload(library);
+        });
+    }
+
+    /** The views of a library's variables, weakly: a view nobody holds needs no closing. */
+    private static final class VariableViews {
+        private final List<WeakReference<DeviceBuffer>> views = new ArrayList<>();
+
+        synchronized void add(DeviceBuffer view) {
+            views.removeIf(r -> r.get() == null);
+            views.add(new WeakReference<>(view));
+        }
+
+        void closeAll() {
+            List<WeakReference<DeviceBuffer>> all;
+            synchronized (this) {
+                all = new ArrayList<>(views);
+                views.clear();
+            }
+            for (WeakReference<DeviceBuffer> r : all) {
+                DeviceBuffer view = r.get();
+                if (view != null) {
+                    view.close();
+                }
+            }
+        }
     }
 
     /**
@@ -280,9 +311,11 @@ public final class Library implements AutoCloseable {
      * and from the view run on the handle's stream, like those of any buffer; a kernel launched on
      * another stream that uses the variable must be ordered with them (one handle, or events).
      *
-     * <p>The view does not own the memory: closing it does nothing, and it keeps this library
-     * loaded while it is reachable. Once the library is closed every use of the view throws
-     * {@link IllegalStateException}: it never points at unloaded memory.
+     * <p>The view does not own the variable's memory, and it keeps this library loaded while it is
+     * reachable. Closing the view releases only the view: later uses of that view throw
+     * {@link IllegalStateException}, while the variable, its contents and the library stay as they
+     * are (a new {@code global} call gives a new view). Closing the library closes every view of
+     * its variables: later uses throw {@link IllegalStateException}, never reach unloaded memory.
      *
      * @param handle the handle whose context's copy is wanted
      * @param name the variable's name in the module (C names as written; C++ names in a namespace
@@ -315,10 +348,7 @@ public final class Library implements AutoCloseable {
     /** A view of variable memory of this library, closed by {@link #close()}; call with this library entered. */
     DeviceBuffer variableView(Handle handle, long address, long bytes, String what) {
         DeviceBuffer view = handle.wrapVariable(address, bytes, what, this);
-        synchronized (variableViews) {
-            variableViews.removeIf(r -> r.get() == null);
-            variableViews.add(new WeakReference<>(view));
-        }
+        variableViews.add(view);
         return view;
     }
 
@@ -352,23 +382,14 @@ public final class Library implements AutoCloseable {
     }
 
     /**
-     * Unloads the library after launches in flight return. Views of its variables are closed
-     * first ({@link #global}): later uses of them throw {@link IllegalStateException}. Idempotent.
+     * Unloads the library once the calls in flight on it (launches of its kernels, lookups, {@link #global},
+     * {@link ManagedVariable#view}) have returned; later calls throw {@link IllegalStateException}. Every view of
+     * its variables is closed with it, also one that such a call in flight hands out: later uses of a view throw
+     * {@link IllegalStateException}, never reach unloaded memory. Idempotent.
      */
     @Override
     public void close() {
         Capture.refuseOnThisThread("Library.close");
-        List<WeakReference<DeviceBuffer>> views;
-        synchronized (variableViews) {
-            views = new ArrayList<>(variableViews);
-            variableViews.clear();
-        }
-        for (WeakReference<DeviceBuffer> r : views) {
-            DeviceBuffer view = r.get();
-            if (view != null) {
-                view.close();
-            }
-        }
         state.close();
         Reference.reachabilityFence(this);
     }
