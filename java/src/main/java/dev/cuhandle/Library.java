@@ -28,9 +28,15 @@ public final class Library implements AutoCloseable {
     private final VariableViews variableViews = new VariableViews();
     /** Per kernel (raw {@code CUkernel}): what every {@link Kernel} object of it shares. */
     private final ConcurrentHashMap<Long, KernelState> kernels = new ConcurrentHashMap<>();
+    /** The image {@link #compile} made (shared with the compile cache: never handed out), or null. */
+    private final byte[] compiledImage;
+    /** The architecture it was compiled for, or null. */
+    private final String compiledArchitecture;
 
-    private Library(long pointer, String origin) {
+    private Library(long pointer, String origin, byte[] compiledImage, String compiledArchitecture) {
         this.origin = origin;
+        this.compiledImage = compiledImage;
+        this.compiledArchitecture = compiledArchitecture;
         // The unload closes the views first. It runs once calls in flight have returned (NativeObject), so a
         // view that a global() or view() in flight during close() hands out is closed too; it captures the
         // view list, not this library, so the cleaner can still find the library unreachable.
@@ -100,7 +106,14 @@ public final class Library implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         Native.ensureLoaded();
         return new Library(NativeApi.libraryLoad(image, options.optimizationLevel(), options.maxRegisters(), options.isLogVerbose(),
-                options.isBinaryPreserved()), origin);
+                options.isBinaryPreserved()), origin, null, null);
+    }
+
+    /** Loads what {@link #compile} made for {@code architecture}; the library keeps {@code image} (not copied: never modify it). */
+    static Library loadCompiled(byte[] image, String architecture) {
+        Native.ensureLoaded();
+        return new Library(NativeApi.libraryLoad(image, -1, -1, false, false), "a " + image.length + "-byte image compiled for " + architecture, image,
+                architecture);
     }
 
     /**
@@ -140,7 +153,8 @@ public final class Library implements AutoCloseable {
         }
         Native.ensureLoaded();
         String path = file.toAbsolutePath().toString();
-        return new Library(NativeApi.libraryLoadFile(path, options.optimizationLevel(), options.maxRegisters(), options.isLogVerbose()), "file " + file);
+        return new Library(NativeApi.libraryLoadFile(path, options.optimizationLevel(), options.maxRegisters(), options.isLogVerbose()), "file " + file,
+                null, null);
     }
 
     /**
@@ -239,6 +253,37 @@ public final class Library implements AutoCloseable {
     public static Library compile(Handle handle, String cudaSource, CompileOptions options) {
         Objects.requireNonNull(handle, "handle");
         return RuntimeCompiler.compile(handle, cudaSource, options);
+    }
+
+    /**
+     * The image that {@link #compile(String, CompileOptions)} produced and this library loaded, so that an
+     * application can keep or ship it and later {@link #load(byte[])} it without NVRTC: a cubin (an ELF file) for
+     * an {@code sm_XY} architecture, or PTX text (ASCII, without a terminating NUL) for a {@code compute_XY} one
+     * ({@link #compiledArchitecture()}). A cubin runs on devices of its major compute capability and at least its
+     * minor one; PTX on its architecture and newer ones (the driver JIT-compiles it). Available after
+     * {@link #close()} too.
+     *
+     * @return a copy of the image
+     * @throws IllegalStateException if this library was not made by {@code compile} (but loaded from an image)
+     */
+    public byte[] compiledImage() {
+        if (compiledImage == null) {
+            throw new IllegalStateException("the library from " + origin + " was loaded, not compiled by Library.compile: it has no compiled image");
+        }
+        return compiledImage.clone();
+    }
+
+    /**
+     * The architecture {@link #compile(String, CompileOptions)} compiled this library's image for.
+     *
+     * @return e.g. {@code "sm_90"} (a cubin) or {@code "compute_90"} (PTX)
+     * @throws IllegalStateException if this library was not made by {@code compile}
+     */
+    public String compiledArchitecture() {
+        if (compiledArchitecture == null) {
+            throw new IllegalStateException("the library from " + origin + " was loaded, not compiled by Library.compile: it has no compiled architecture");
+        }
+        return compiledArchitecture;
     }
 
     /**

@@ -36,7 +36,7 @@ final class RuntimeCompiler {
         }
         Native.ensureLoaded();
         String target = target(options, options.architecture() != null ? null : capabilities(handle));
-        return Library.load(image(source, options, target));
+        return Library.loadCompiled(image(source, options, target), target);
     }
 
     /** 10 * major + minor of the handle's device, or of every device when there is no handle. */
