@@ -43,6 +43,9 @@ enum {
 #define MAX_PARAMS 512
 #define TOTAL_MEMORY (8ull << 30)
 #define ALLOC_ALIGN 256
+/* Shared memory per block by default (48 KiB) and with opt-in (an H200's 227 KiB). */
+#define DEFAULT_SHARED 49152
+#define OPTIN_SHARED 232448
 #define STREAM_LEGACY ((uintptr_t)0x1)
 #define STREAM_PER_THREAD ((uintptr_t)0x2)
 #define STREAM_NON_BLOCKING 0x1u
@@ -146,7 +149,9 @@ typedef struct Kernel {
     char *name;
     int nparams; /* -1: unknown (fatbin/cubin images are not parsed) */
     size_t *offsets, *sizes;
-    int max_dynamic_shared[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0: the default */
+    size_t static_shared; /* the .shared declarations of its PTX body (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) */
+    int max_dynamic_shared[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES + 1; 0: the default */
+    int non_portable_clusters[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED */
 } Kernel;
 
 /* A module-scope variable declared in the PTX: `.global` (__device__), `.const` (__constant__),
@@ -639,12 +644,12 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
     case 5: v = 2147483647; break; /* MAX_GRID_DIM_X */
     case 6: v = 65535; break;      /* MAX_GRID_DIM_Y */
     case 7: v = 65535; break;      /* MAX_GRID_DIM_Z */
-    case 8: v = 49152; break;      /* MAX_SHARED_MEMORY_PER_BLOCK */
+    case 8: v = DEFAULT_SHARED; break; /* MAX_SHARED_MEMORY_PER_BLOCK */
     case 16: v = 132; break;       /* MULTIPROCESSOR_COUNT */
     case 75: v = env_int("CUHANDLE_STANDIN_CC", 90) / 10; break; /* COMPUTE_CAPABILITY_MAJOR */
     case 76: v = env_int("CUHANDLE_STANDIN_CC", 90) % 10; break; /* COMPUTE_CAPABILITY_MINOR */
     case 95: v = env_int("CUHANDLE_STANDIN_COOPERATIVE", 1); break; /* COOPERATIVE_LAUNCH */
-    case 97: v = 232448; break;    /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+    case 97: v = OPTIN_SHARED; break; /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
     case 115: v = env_int("CUHANDLE_STANDIN_POOLS", 1); break; /* MEMORY_POOLS_SUPPORTED */
     case 120: v = env_int("CUHANDLE_STANDIN_CC", 90) >= 90; break; /* CLUSTER_LAUNCH */
     default: v = 0;
@@ -1604,6 +1609,39 @@ static int parse_param(const char *p, const char *end, size_t *size, size_t *ali
     return 1;
 }
 
+/* The static shared memory of the entry whose body follows `p`: the sizes of the `.shared` declarations
+ * between its braces, e.g. ".shared .align 4 .b8 _ZZ1kE1s[32768];" (not `.extern .shared` arrays of no size:
+ * those are dynamic shared memory). */
+static size_t body_shared_bytes(const char *p) {
+    const char *open = strchr(p, '{');
+    if (!open) return 0;
+    int depth = 0;
+    size_t total = 0;
+    for (const char *q = open; *q; q++) {
+        if (*q == '{') depth++;
+        else if (*q == '}' && --depth == 0) break;
+        else if (strncmp(q, ".shared", 7) == 0 && isspace((unsigned char)q[7]) && (q == open || isspace((unsigned char)q[-1]))) {
+            const char *line_start = q;
+            while (line_start > open && line_start[-1] != '\n') line_start--;
+            const char *end = strchr(q, ';');
+            if (!end || memmem(line_start, (size_t)(q - line_start), ".extern", 7)) continue;
+            size_t elem = 0, count = 1;
+            for (const char *t = q + 7; t < end;) {
+                while (t < end && isspace((unsigned char)*t)) t++;
+                const char *tok = t;
+                while (t < end && !isspace((unsigned char)*t)) t++;
+                size_t len = (size_t)(t - tok);
+                if (ptx_type_size(tok, len)) elem = ptx_type_size(tok, len);
+                const char *bracket = memchr(tok, '[', len);
+                if (bracket) count = strtoul(bracket + 1, NULL, 10);
+            }
+            total += elem * count;
+            q = end;
+        }
+    }
+    return total;
+}
+
 /* Finds every `.entry NAME( ... )` and its parameters; returns 0 if a declaration is malformed. */
 static int parse_ptx(Library *lib, const char *text) {
     const char *p = text;
@@ -1640,6 +1678,7 @@ static int parse_ptx(Library *lib, const char *text) {
             seg = seg_end + 1;
         }
         p = close + 1;
+        k->static_shared = body_shared_bytes(p);
     }
     return 1;
 }
@@ -1954,6 +1993,12 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const c
 
 static int check_kernel(void *k) { return vec_has(&g_kernels, k) ? SUCCESS : bad_handle(INVALID_HANDLE); }
 
+/* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: as set, else the default less the static shared memory. */
+static int max_dynamic_shared(const Kernel *k, int dev) {
+    if (k->max_dynamic_shared[dev]) return k->max_dynamic_shared[dev] - 1;
+    return k->static_shared < DEFAULT_SHARED ? (int)(DEFAULT_SHARED - k->static_shared) : 0;
+}
+
 /* Needs a current context, like the real driver. Fatbin/cubin kernels answer INVALID_VALUE at
  * index 0, which callers read as "no (more) parameters": see README.md. */
 EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
@@ -2018,20 +2063,67 @@ EXPORT CUresult cuKernelGetAttribute(int *pi, int attrib, CUkernel kernel, CUdev
     if (rc) RETURN(rc);
     if (check_device(dev)) RETURN(INVALID_DEVICE);
     if (attrib < 0 || attrib > 20) RETURN(INVALID_VALUE);
-    /* max threads per block, registers, max dynamic shared memory (set or the 48 KiB default); others 0 */
+    /* max threads per block, static shared memory, registers, max dynamic shared memory (set, or the 48 KiB
+     * default less the static), non-portable clusters allowed; others 0 */
     Kernel *k = kernel;
-    *pi = attrib == 0 ? 1024 : attrib == 4 ? 32 : attrib == 8 ? (k->max_dynamic_shared[dev] ? k->max_dynamic_shared[dev] : 49152) : 0;
+    switch (attrib) {
+    case 0: *pi = 1024; break;
+    case 1: *pi = (int)k->static_shared; break;
+    case 4: *pi = 32; break;
+    case 8: *pi = max_dynamic_shared(k, dev); break;
+    case 15: *pi = k->non_portable_clusters[dev]; break;
+    default: *pi = 0;
+    }
     RETURN(SUCCESS);
 }
 
-/* Only CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8), up to the opt-in limit, as the driver. */
+/* Only CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8), up to the opt-in limit less the static shared
+ * memory, and CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED (15), 0 or 1, as the driver. */
 EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdevice dev) {
     ENTER();
     int rc = check_kernel(kernel);
     if (rc) RETURN(rc);
     if (check_device(dev)) RETURN(INVALID_DEVICE);
-    if (attrib != 8 || val < 0 || val > 232448) RETURN(INVALID_VALUE);
-    ((Kernel *)kernel)->max_dynamic_shared[dev] = val;
+    Kernel *k = kernel;
+    if (attrib == 8 && val >= 0 && (size_t)val + k->static_shared <= OPTIN_SHARED) k->max_dynamic_shared[dev] = val + 1;
+    else if (attrib == 15 && (val == 0 || val == 1)) k->non_portable_clusters[dev] = val;
+    else RETURN(INVALID_VALUE);
+    RETURN(SUCCESS);
+}
+
+/* The most blocks of a cluster of `k` on `dev`: 8, the portable limit, or 16 (an H200's) where the kernel
+ * allows non-portable sizes. */
+static unsigned max_cluster_blocks(const Kernel *k, int dev) { return k->non_portable_clusters[dev] ? 16 : 8; }
+
+/* cuda.h's CUlaunchAttribute and CUlaunchConfig. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int cooperative;
+        struct { unsigned x, y, z; } clusterDim;
+        void *align;
+    } value;
+} LaunchAttribute;
+
+typedef struct {
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    LaunchAttribute *attrs;
+    unsigned numAttrs;
+} LaunchConfig;
+
+/* Needs a current context, as the driver; the configuration's block and shared memory do not limit the
+ * answer here (an H200 holds 16 blocks of any legal size per cluster). */
+EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction f, const LaunchConfig *config) {
+    ENTER();
+    if (!clusterSize || !config) RETURN(INVALID_VALUE);
+    int rc = check_kernel(f);
+    if (rc) RETURN(rc);
+    Ctx *c;
+    if ((rc = current_ctx(&c))) RETURN(rc);
+    *clusterSize = (int)max_cluster_blocks(f, c->dev);
     RETURN(SUCCESS);
 }
 
@@ -2043,9 +2135,9 @@ static void argument_use(Ctx *c, const void *arg, int64_t until) {
     if (a && (uintptr_t)v < a->base + a->size) a->in_use_until = max64(a->in_use_until, until);
 }
 
-/* The launch itself, with the lock held; `flags` as g_last_launch_flags. */
+/* The launch itself, with the lock held; `flags` as g_last_launch_flags, `cluster_blocks` 0 without clusters. */
 static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                  unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags) {
+                  unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags, uint64_t cluster_blocks) {
     int rc = check_kernel(f);
     if (rc) return rc;
     Stream *s;
@@ -2057,8 +2149,10 @@ static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     if (gx < 1 || gy < 1 || gz < 1 || gx > 2147483647u || gy > 65535 || gz > 65535) return INVALID_VALUE;
     if (bx < 1 || by < 1 || bz < 1 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
     Kernel *k = f;
-    /* Above 48 KiB only after cuKernelSetAttribute opted the kernel in on this device. */
-    if (sharedMemBytes > 49152 && (int)sharedMemBytes > k->max_dynamic_shared[s->ctx->dev]) return INVALID_VALUE;
+    /* Up to the kernel's max dynamic shared memory on this device: 48 KiB less its static shared memory unless
+     * cuKernelSetAttribute opted it in to more (or set less). */
+    if ((int64_t)sharedMemBytes > max_dynamic_shared(k, s->ctx->dev)) return INVALID_VALUE;
+    if (cluster_blocks > max_cluster_blocks(k, s->ctx->dev)) return INVALID_CLUSTER_SIZE;
     /* Reads every argument as the kernel declares it, so a missing or short one is caught here. */
     int nargs = 0;
     if (k->nparams >= 0) {
@@ -2092,35 +2186,17 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
                                unsigned int by, unsigned int bz, unsigned int sharedMemBytes, CUstream hStream,
                                void **kernelParams, void **extra) {
     ENTER();
-    RETURN(launch(f, gx, gy, gz, bx, by, bz, sharedMemBytes, hStream, kernelParams, extra, 0));
+    RETURN(launch(f, gx, gy, gz, bx, by, bz, sharedMemBytes, hStream, kernelParams, extra, 0, 0));
 }
 
-/* cuda.h's CUlaunchAttribute and CUlaunchConfig. */
-typedef struct {
-    int id;
-    char pad[4];
-    union {
-        char bytes[64];
-        int cooperative;
-        struct { unsigned x, y, z; } clusterDim;
-        void *align;
-    } value;
-} LaunchAttribute;
-
-typedef struct {
-    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
-    CUstream hStream;
-    LaunchAttribute *attrs;
-    unsigned numAttrs;
-} LaunchConfig;
-
-/* Models the H200: cooperative grids up to 2048 resident threads per SM on 132 SMs; portable clusters
- * (up to 8 blocks) that divide the grid; programmatic stream serialization (alone) is accepted. Other
- * attributes are NOT_SUPPORTED. */
+/* Models the H200: cooperative grids up to 2048 resident threads per SM on 132 SMs; clusters that divide
+ * the grid, up to 8 blocks (portable) or 16 where the kernel allows non-portable sizes; programmatic stream
+ * serialization (alone) is accepted. Other attributes are NOT_SUPPORTED. */
 EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
     ENTER();
     if (!config || (config->numAttrs && !config->attrs)) RETURN(INVALID_VALUE);
     int flags = 1;
+    uint64_t cluster_blocks = 0;
     uint64_t blocks = (uint64_t)config->gridDimX * config->gridDimY * config->gridDimZ;
     uint64_t threads = (uint64_t)config->blockDimX * config->blockDimY * config->blockDimZ;
     for (unsigned i = 0; i < config->numAttrs; i++) {
@@ -2131,8 +2207,9 @@ EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void 
             if (threads && blocks > 132 * (2048 / threads)) RETURN(COOPERATIVE_LAUNCH_TOO_LARGE);
         } else if (a->id == 4) { /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */
             unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
-            if (!x || !y || !z || (uint64_t)x * y * z > 8) RETURN(INVALID_CLUSTER_SIZE);
+            if (!x || !y || !z || (uint64_t)x * y * z > 16) RETURN(INVALID_CLUSTER_SIZE);
             if (config->gridDimX % x || config->gridDimY % y || config->gridDimZ % z) RETURN(INVALID_CLUSTER_SIZE);
+            cluster_blocks = (uint64_t)x * y * z; /* above 8 only where the kernel allows it: launch() */
             flags |= 4;
         } else if (a->id == 6) { /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION */
             /* the BLAS kernels' dependent launches: the stand-in runs a stream's work in order anyway */
@@ -2142,7 +2219,7 @@ EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void 
         }
     }
     RETURN(launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,
-                  config->sharedMemBytes, config->hStream, kernelParams, extra, flags));
+                  config->sharedMemBytes, config->hStream, kernelParams, extra, flags, cluster_blocks));
 }
 
 /* ---------------------------------------------------------------- graphs (stream capture) */
@@ -2281,6 +2358,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
         {"cuLibraryGetKernelCount", (void *)cuLibraryGetKernelCount, 12040},
         {"cuLibraryEnumerateKernels", (void *)cuLibraryEnumerateKernels, 12040},
         {"cuKernelGetName", (void *)cuKernelGetName, 12030},
+        {"cuOccupancyMaxPotentialClusterSize", (void *)cuOccupancyMaxPotentialClusterSize, 11080},
     };
     int version = driver_version();
     for (size_t i = 0; i < sizeof OPTIONAL / sizeof OPTIONAL[0]; i++)

@@ -123,6 +123,30 @@ pub(crate) fn function_in_active_context(handle: &Handle, kernel: CUkernel) -> R
     Ok(function)
 }
 
+/// The most blocks a thread-block cluster of `function` may have with `shape`'s grid, block and
+/// dynamic shared memory on the handle's device (`cuOccupancyMaxPotentialClusterSize`, which ignores
+/// the shape's cluster): 8, the portable limit, unless the kernel allows non-portable cluster sizes
+/// (`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`); then what the device can hold. `None`
+/// where the driver lacks the call.
+pub(crate) fn max_cluster_size(handle: &Handle, function: CUfunction, shape: &LaunchShape) -> Result<Option<u32>> {
+    let ctx = handle.context();
+    let Some(max_cluster_size) = ctx.driver().api.cuOccupancyMaxPotentialClusterSize else { return Ok(None) };
+    let _scope = handle.activate()?;
+    let config = LaunchConfig {
+        grid: shape.grid,
+        block: shape.block,
+        shared_bytes: shape.shared_bytes,
+        stream: handle.stream()?,
+        attrs: std::ptr::null_mut(),
+        num_attrs: 0,
+    };
+    let mut blocks = 0;
+    // SAFETY: out-pointer and config are valid locals (config has cuda.h's layout, tests below);
+    // `function` is the kernel's function in the handle's context, which is current.
+    ctx.check(unsafe { max_cluster_size(&mut blocks, function, &config) }, "cuOccupancyMaxPotentialClusterSize")?;
+    Ok(Some(blocks.max(0) as u32))
+}
+
 /// Launches `function` (from `function` above, or a `CUkernel`, which the driver resolves for the
 /// current context on every launch) on the handle's stream in the handle's context.
 /// `before_queuing(on)` runs first with the stream the launch goes to: it notes that stream's use

@@ -16,6 +16,7 @@ pub mod launch;
 pub mod library;
 pub mod memory;
 pub mod nvrtc;
+pub mod param_layout;
 pub mod raw_value;
 pub mod shared_library;
 pub mod blas;

@@ -153,6 +153,26 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelFunction<'l>(mut env: E
     })
 }
 
+/// Grid, block and dynamic shared memory as Java passes them (checked there), without launch
+/// attributes; user kernels are never dependent launches (they need not wait with
+/// griddepcontrol.wait).
+fn plain_shape(grid: [jint; 3], block: [jint; 3], shared: jint) -> LaunchShape {
+    LaunchShape { grid: grid.map(|v| v as u32), block: block.map(|v| v as u32), shared_bytes: shared as u32, ..LaunchShape::linear(1, 1) }
+}
+
+/// The most blocks per cluster of `function` with this configuration; -1 where the driver cannot say.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelMaxClusterSize<'l>(
+    mut env: EnvUnowned<'l>, _c: jclass, h: jlong, function: jlong, gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint,
+) -> jint {
+    entry!(env, |_e| {
+        // SAFETY: live handle pointer held by a Java Handle inside its call.
+        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
+        let shape = plain_shape([gx, gy, gz], [bx, by, bz], shared);
+        Ok(launch::max_cluster_size(handle, function as _, &shape)?.map_or(-1, |blocks| blocks.min(i32::MAX as u32) as jint))
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
     mut env: EnvUnowned<'l>, _c: jclass, h: jlong, function: jlong,
@@ -162,14 +182,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
     entry!(env, |_e| {
         // SAFETY: live handle pointer held by a Java Handle.
         let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
-        let shape = LaunchShape {
-            grid: [gx as u32, gy as u32, gz as u32],
-            block: [bx as u32, by as u32, bz as u32],
-            shared_bytes: shared as u32,
-            cooperative,
-            cluster: [cx as u32, cy as u32, cz as u32],
-            dependent: false, // user kernels need not wait with griddepcontrol.wait
-        };
+        let shape = LaunchShape { cooperative, cluster: [cx as u32, cy as u32, cz as u32], ..plain_shape([gx, gy, gz], [bx, by, bz], shared) };
         // SAFETY: `params` is the address of the pointer array in the Java launch object's direct
         // buffer: each of its first `arg_count` entries points at that argument's bytes inside the
         // same buffer (KernelLaunch writes them), which stays reachable during the call; `function`

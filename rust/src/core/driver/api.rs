@@ -165,5 +165,6 @@ driver_api! {
         cuLibraryGetKernelCount = "cuLibraryGetKernelCount" since 12040 (*mut c_uint, CUlibrary);
         cuLibraryEnumerateKernels = "cuLibraryEnumerateKernels" since 12040 (*mut CUkernel, c_uint, CUlibrary);
         cuKernelGetName = "cuKernelGetName" since 12030 (*mut *const c_char, CUkernel);
+        cuOccupancyMaxPotentialClusterSize = "cuOccupancyMaxPotentialClusterSize" since 11080 (*mut c_int, CUfunction, *const crate::core::launch::LaunchConfig);
     }
 }

@@ -1186,7 +1186,8 @@ public final class Handle implements AutoCloseable {
 
     /**
      * Launches {@code kernel} on this handle's stream with {@code args}, each a {@link DeviceBuffer} (passed
-     * as its device address), Integer, Long, Float, Double, Short or Byte, in parameter order. Returns
+     * as its device address), Integer, Long, Float, Double, Short, Byte or a {@link java.nio.ByteBuffer} (a
+     * structure by value, see {@link KernelLaunch#arg(int, java.nio.ByteBuffer)}), in parameter order. Returns
      * without waiting for the kernel. Convenient; for hot loops use a reusable {@link KernelLaunch}, which
      * allocates nothing per launch.
      *
@@ -1198,7 +1199,7 @@ public final class Handle implements AutoCloseable {
      * @throws NullPointerException if {@code kernel}, {@code grid}, {@code block} or {@code args} is
      *     {@code null}
      * @throws IllegalArgumentException if an argument has an unsupported type or is {@code null}, the
-     *     arguments do not match the kernel's parameters (where the driver can tell, CUDA 12.4+), the grid,
+     *     arguments do not match the kernel's parameters (where they are known: see {@link Kernel}), the grid,
      *     block or shared memory exceed the device's limits, or a buffer belongs to another context
      * @throws IllegalStateException if the handle, the kernel's library or a buffer argument is closed
      * @throws CudaException if the context was destroyed or reset, or the driver refuses the launch

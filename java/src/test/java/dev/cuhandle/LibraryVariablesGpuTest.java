@@ -88,6 +88,72 @@ class LibraryVariablesGpuTest extends GpuTestSupport {
         assertThrows(IllegalStateException.class, () -> managed.setInt(0, 1));
     }
 
+    /**
+     * Issue 20 (5): what Library.global's Javadoc says about closing a view is what happens: it releases only
+     * that view (later uses of it throw), while the variable keeps its contents and the library and other views
+     * go on working.
+     */
+    @Test
+    @StandInCapable
+    void closingAVariablesViewReleasesOnlyThatView() {
+        DeviceBuffer first = library.global(primary, "cuh_test_counter");
+        DeviceBuffer second = library.global(primary, "cuh_test_counter");
+        int value = 1 + random.nextInt(1_000_000);
+        first.upload(new int[] {value});
+        first.close();
+        assertTrue(first.isClosed());
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> readInt(first));
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        assertEquals(value, readInt(second), "the variable keeps its contents; another view still works");
+        assertEquals(value, readInt(library.global(primary, "cuh_test_counter")), "a new view sees them too");
+        assertTrue(!library.isClosed() && !second.isClosed());
+    }
+
+    /**
+     * Issue 20 (4): views that global() and ManagedVariable.view() hand out while close() runs on another thread
+     * are closed with the library, never left open over unloaded memory. Before, the library closed the views
+     * it knew of and then waited for the calls in flight, whose views it never saw (dozens per round).
+     */
+    @Test
+    @StandInCapable
+    void viewsHandedOutWhileTheLibraryClosesAreClosedWithIt() throws Exception {
+        library.close();
+        for (int round = 0; round < 40; round++) {
+            Library lib = Library.loadResource(LibraryVariablesGpuTest.class, MODULE);
+            ManagedVariable managed = lib.managed("cuh_test_managed");
+            java.util.List<DeviceBuffer> views = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+            java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(2);
+            java.util.List<Thread> threads = new java.util.ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                boolean viaManaged = t == 1;
+                Thread thread = new Thread(() -> {
+                    started.countDown();
+                    try {
+                        while (true) {
+                            views.add(viaManaged ? managed.view(primary) : lib.global(primary, "cuh_test_counter"));
+                        }
+                    } catch (IllegalStateException closed) {
+                        // the library closed: this thread is done
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            started.await();
+            Thread.sleep(1 + random.nextInt(3));
+            lib.close();
+            for (Thread thread : threads) {
+                thread.join(10_000);
+                assertTrue(!thread.isAlive(), "the lookup threads end once the library is closed");
+            }
+            long open;
+            synchronized (views) {
+                open = views.stream().filter(v -> !v.isClosed()).count();
+            }
+            assertEquals(0, open, "round " + round + ": views still open after the library was closed, of " + views.size() + " handed out");
+        }
+    }
+
     @Test
     @StandInCapable
     void aManagedVariableHasOneAddressForEveryContextAndTheHost() {
