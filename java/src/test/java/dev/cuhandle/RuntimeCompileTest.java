@@ -242,6 +242,21 @@ class RuntimeCompileTest {
         assertEquals("sm_75", RuntimeCompiler.target(defaults.architecture("sm_75"), new int[] {90}));
     }
 
+    /**
+     * Issue 26 (7): Java strings crossed with GetStringUTFChars and a lossy UTF-8 decode, so "😀" in CUDA source
+     * became six U+FFFD. The program name and the source reach NVRTC intact, and NVRTC's log comes back intact.
+     */
+    @Test
+    void textOutsideTheBasicPlaneCrossesIntactBothWays() {
+        String name = "😀-名前.cu";
+        String source = unique("#error cuhandle 😀 marker \u00e9\n");
+        CompileOptions options = CompileOptions.defaults().programName(name).architecture("compute_75");
+        CompileException e = assertThrows(CompileException.class, () -> RuntimeCompiler.image(source, options, "compute_75"));
+        assertTrue(e.getLog().contains(name + "(2)"), "the program name heads the log line: " + e.getLog());
+        assertTrue(e.getLog().contains("cuhandle 😀 marker \u00e9"), "the #error text, from the source: " + e.getLog());
+        assertFalse(e.getLog().contains("\uFFFD"), e.getLog());
+    }
+
     // ---------------------------------------------------------------- options and cache (no NVRTC calls)
 
     @Test
