@@ -70,9 +70,11 @@ public final class Library implements AutoCloseable {
     }
 
     /**
-     * Loads PTX text, a cubin or a fatbin from a file with {@code cuLibraryLoadFromFile}: the driver reads the
-     * file itself, no copy of the image passes through Java. The native side checks the file's structure first,
-     * as for an in-memory image.
+     * Loads PTX text, a cubin or a fatbin from a file. The native side reads the file once, checks its structure
+     * as for an in-memory image, and hands the driver those very bytes ({@code cuLibraryLoadData}): no second read
+     * could load something other than what was checked. No copy of the image passes through Java. A module image
+     * is code that runs on the GPU with this process's rights: load files only from folders you trust
+     * (docs/security.md).
      *
      * @param file the module image
      * @return the loaded library
@@ -86,7 +88,7 @@ public final class Library implements AutoCloseable {
     }
 
     /**
-     * Loads a module file with JIT options ({@code cuLibraryLoadFromFile}); see {@link #load(Path)}.
+     * Loads a module file with JIT options; see {@link #load(Path)}.
      * {@link LoadOptions#binaryIsPreserved(boolean)} does not apply to files.
      *
      * @param file the module image

@@ -135,4 +135,9 @@ public final class StandIn {
     public static int liveHostAllocations() {
         return control(43, 0);
     }
+
+    /** {@code cuLibraryLoadFromFile} calls so far: none, since {@code Library.load(Path)} hands the driver the bytes it checked. */
+    public static int fileLoads() {
+        return control(60, 0);
+    }
 }
