@@ -163,7 +163,11 @@ public final class Library implements AutoCloseable {
      * version) is kept in a bounded in-process cache and reused without calling NVRTC again; every call still
      * loads and returns a new {@code Library}, which the caller closes independently of any other. With
      * {@code -Dcuhandle.compileCache=disk} (the user's cache folder) or {@code -Dcuhandle.compileCache.dir=<folder>}
-     * images are also kept on disk and reused by later processes.
+     * images are also kept on disk and reused by later processes. That folder must be private: it is used only
+     * while it and every folder above it are owned by this user (or root, above it) and writable by no one else
+     * (a sticky folder such as {@code /tmp} may be above it); otherwise the disk cache is off, with one warning.
+     * It holds at most {@code -Dcuhandle.compileCache.maxBytes} (default 256 MiB; least recently used entries go
+     * first). See docs/security.md.
      *
      * <p><b>Threads:</b> callable from any thread. NVRTC compilations run one at a time in the process (older
      * NVRTC releases do not document concurrent use); cache hits and library loads do not wait for them. Two
