@@ -2,6 +2,7 @@
 //! only compilation fails, with an error that lists what was tried and how to install it).
 
 mod api;
+mod compile_gate;
 mod program;
 mod target;
 
@@ -13,7 +14,9 @@ use crate::core::shared_library;
 use crate::core::configured_path::ConfiguredPath;
 use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 use api::NvrtcApi;
-use std::sync::{Mutex, OnceLock};
+use compile_gate::CompileGate;
+use std::sync::OnceLock;
+use std::time::Duration;
 
 /// Environment variable naming the libnvrtc file to load (the Java property
 /// `cuhandle.nvrtc.path` takes precedence and is handed over by [`set_path`]).
@@ -43,9 +46,11 @@ pub struct Nvrtc {
 
 static CONFIGURED_PATH: ConfiguredPath = ConfiguredPath::new(NVRTC_PATH_ENV);
 static LOADED: OnceLock<std::result::Result<Nvrtc, CudaFailure>> = OnceLock::new();
-/// Compilations run one at a time: NVRTC documents concurrent use of distinct programs only from
-/// CUDA 12 on, and cuhandle also accepts 11.x. Compiling is rare (the Java side caches images).
-static COMPILING: Mutex<()> = Mutex::new(());
+/// NVRTC 11.x compilations take turns (NVRTC documents concurrent use of distinct programs only
+/// from CUDA 12 on); 12 and later compile concurrently, so one slow compile delays no other.
+static TURNS: CompileGate = CompileGate::new();
+/// How long an NVRTC 11.x compilation waits for its turn before it fails with a timeout.
+const TURN_WAIT: Duration = Duration::from_secs(300);
 
 /// Sets the libnvrtc file to load. Only effective before the first NVRTC use.
 pub fn set_path(path: Option<String>) {
@@ -165,9 +170,13 @@ impl Nvrtc {
         }
     }
 
-    /// Compiles `request` for `target`; one compilation at a time in the process.
+    /// Compiles `request` for `target`: concurrently with other compilations on NVRTC 12+, else
+    /// one at a time in the process (waiting at most [`TURN_WAIT`] for the turn).
     pub fn compile(&self, request: &Request, target: &Target) -> Result<Outcome> {
-        let _one_at_a_time = COMPILING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _turn = match compile_gate::needs_turns(self.version.0) {
+            true => Some(TURNS.enter_or_fail(TURN_WAIT, &self.version_string())?),
+            false => None,
+        };
         let outcome = program::compile(&self.api, request, target)?;
         if let Outcome::Compiled { log, .. } = &outcome {
             if !log.is_empty() {

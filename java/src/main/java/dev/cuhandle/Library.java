@@ -169,9 +169,11 @@ public final class Library implements AutoCloseable {
      * It holds at most {@code -Dcuhandle.compileCache.maxBytes} (default 256 MiB; least recently used entries go
      * first). See docs/security.md.
      *
-     * <p><b>Threads:</b> callable from any thread. NVRTC compilations run one at a time in the process (older
-     * NVRTC releases do not document concurrent use); cache hits and library loads do not wait for them. Two
-     * threads compiling the same uncached inputs at once may both compile.
+     * <p><b>Threads:</b> callable from any thread. With NVRTC 12 or later compilations run concurrently; with
+     * NVRTC 11.x they take turns in the process (those releases do not document concurrent use), and a compile
+     * that waited 5 minutes for its turn fails with a {@link CudaException} ({@link CudaError#TIMEOUT}). Cache
+     * hits and library loads never wait for compilations. Two threads compiling the same uncached inputs at once
+     * may both compile.
      *
      * <p>NVRTC is optional: it is looked for on first use ({@code -Dcuhandle.nvrtc.path}, then
      * {@code libnvrtc.so.13}, {@code .12}, {@code libnvrtc.so}, {@code .11.2} and the usual CUDA folders).
