@@ -175,8 +175,10 @@ public final class Library implements AutoCloseable {
      * hits and library loads never wait for compilations. Two threads compiling the same uncached inputs at once
      * may both compile.
      *
-     * <p>NVRTC is optional: it is looked for on first use ({@code -Dcuhandle.nvrtc.path}, then
-     * {@code libnvrtc.so.13}, {@code .12}, {@code libnvrtc.so}, {@code .11.2} and the usual CUDA folders).
+     * <p>NVRTC is optional: it is looked for on first use ({@code -Dcuhandle.nvrtc.path} or
+     * {@code CUHANDLE_NVRTC_PATH}, an absolute path; else {@code libnvrtc.so.13}, {@code .12}, {@code libnvrtc.so},
+     * {@code .11.2} in the usual CUDA folders, the absolute entries of {@code LD_LIBRARY_PATH} and the dynamic
+     * linker's cache; never the current folder).
      *
      * @param cudaSource the CUDA C++ source
      * @param options how to compile, e.g. {@link CompileOptions#defaults()}
