@@ -74,13 +74,17 @@ class NativeLibraryExtractionSecurityTest {
                 String first = new String(watcher.getInputStream().readNBytes(("watching " + attackerFolder + "\n").length()), StandardCharsets.UTF_8);
                 assertTrue(first.startsWith("watching"), "the watcher runs: " + first);
                 Path marker = tmp.resolve("marker");
-                for (int start = 0; start < 5; start++) {
-                    ChildJvm child = ChildJvm.run(tmp, Map.of(AttackTools.MARKER_ENV, marker.toString()), SecurityProbeMain.class,
-                            List.of("-D" + NativeLoader.TMPDIR_PROPERTY + "=" + attackerFolder, "-D" + NativeLoader.PATH_PROPERTY + "="), "load");
-                    assertFalse(Files.exists(marker), "start " + start + ": the other user's library ran in this JVM: " + child.output);
-                    assertTrue(child.output.contains("source=class path resource") && child.output.contains("not into -D" + NativeLoader.TMPDIR_PROPERTY + "="
-                            + attackerFolder + " (" + attackerFolder + " is owned by user " + OtherUser.UID), child.output);
-                    assertFalse(child.output.contains("unexpected="), child.output);
+                List<String> outputs = new java.util.ArrayList<>();
+                for (int start = 0; start < 10; start++) { // the issue: the planted code ran in 9 of 10 starts
+                    outputs.add(ChildJvm.run(tmp, Map.of(AttackTools.MARKER_ENV, marker.toString()), SecurityProbeMain.class,
+                            List.of("-D" + NativeLoader.TMPDIR_PROPERTY + "=" + attackerFolder, "-D" + NativeLoader.PATH_PROPERTY + "="), "load").output);
+                }
+                long ran = Files.exists(marker) ? Files.readAllLines(marker).size() : 0;
+                assertEquals(0, ran, "the other user's library ran in " + ran + " of 10 JVM starts: " + outputs.get(0));
+                for (String output : outputs) {
+                    assertTrue(output.contains("source=class path resource") && output.contains("not into -D" + NativeLoader.TMPDIR_PROPERTY + "="
+                            + attackerFolder + " (" + attackerFolder + " is owned by user " + OtherUser.UID), output);
+                    assertFalse(output.contains("unexpected="), output);
                 }
             } finally {
                 if (watcher != null) {
