@@ -299,6 +299,23 @@ extern "C" __global__ void KERNEL_NAME(float a, const float* x, float* y, int n)
         crate::core::image::check(&image).expect("a well-formed cubin");
     }
 
+    /// The ELF checks (image.rs) accept NVRTC's cubins for each architecture it supports, also
+    /// with line information and with device debug information (DWARF sections, relocations).
+    #[test]
+    fn nvrtcs_cubins_pass_the_elf_checks_for_every_architecture() {
+        let Some(nvrtc) = nvrtc() else { return };
+        for &arch in nvrtc.architectures.iter().filter(|&&a| a >= 70) {
+            let target = nvrtc.target(Some(&format!("sm_{arch}")), &[], false).expect("a supported architecture");
+            for extra in [None, Some("-lineinfo"), Some("-G")] {
+                let options: Vec<&str> = std::iter::once("-DKERNEL_NAME=k").chain(extra).collect();
+                let Outcome::Compiled { image, .. } = nvrtc.compile(&request(&options), &target).expect("compile") else {
+                    panic!("the kernel did not compile for sm_{arch}")
+                };
+                crate::core::image::check(&image).unwrap_or_else(|e| panic!("sm_{arch} {extra:?}: {e}"));
+            }
+        }
+    }
+
     #[test]
     fn a_compile_error_keeps_the_log_with_the_line_number() {
         let Some(nvrtc) = nvrtc() else { return };
