@@ -37,7 +37,7 @@ pub struct Library {
     image_layouts: Option<ImageLayouts>,
 }
 
-/// JIT and library options accepted at load (`cuLibraryLoadData` / `cuLibraryLoadFromFile`).
+/// JIT and library options accepted at load (`cuLibraryLoadData`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// `CU_JIT_OPTIMIZATION_LEVEL`, 0 to 4 (the driver's default is 4).
@@ -144,6 +144,26 @@ fn layouts_unless_driver_tells(driver: &Driver, bytes: &[u8], kind: ImageKind) -
     Some(layouts)
 }
 
+/// The largest module file read: what a Java `byte[]` image can hold, so a file loads exactly
+/// when its bytes could also be loaded from memory.
+const MAX_MODULE_FILE_BYTES: u64 = i32::MAX as u64;
+
+/// The bytes of a module file, read once; a file over [`MAX_MODULE_FILE_BYTES`] is refused before
+/// anything is allocated for it.
+fn read_module_file(path: &std::path::Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| Error::invalid_argument(format!("cannot read module file {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let size = file.metadata().map_err(cannot)?.len();
+    if size > MAX_MODULE_FILE_BYTES {
+        return Err(Error::invalid_argument(format!("module file {} has {size} bytes; images of at most {MAX_MODULE_FILE_BYTES} bytes are loaded", path.display())));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    // A file that grows while it is read is cut at the limit and then fails the image check.
+    file.take(MAX_MODULE_FILE_BYTES).read_to_end(&mut bytes).map_err(cannot)?;
+    Ok(bytes)
+}
+
 /// The text of a NUL-terminated log buffer, trimmed.
 fn log_text(log: &[u8]) -> String {
     let end = log.iter().position(|&c| c == 0).unwrap_or(log.len());
@@ -185,22 +205,17 @@ impl Library {
         })
     }
 
-    /// Loads a module file with `cuLibraryLoadFromFile`: the driver reads the file itself. The file
-    /// is checked first as an in-memory image is (a truncated fatbin or cubin would make the driver
-    /// read past its buffer); `binary_is_preserved` does not apply to files.
+    /// Loads a module file: it is read once, checked as an in-memory image is, and those very
+    /// bytes go to the driver (`cuLibraryLoadData`). Letting the driver read the file again
+    /// (`cuLibraryLoadFromFile`) would load whatever the file held by then, not what was checked.
+    /// `binary_is_preserved` does not apply to files (the checked copy is the driver's to copy).
     pub fn load_file(path: &std::path::Path, options: &LoadOptions) -> Result<Library> {
         options.check()?;
-        let driver = driver::initialised()?;
-        let bytes = std::fs::read(path).map_err(|e| Error::invalid_argument(format!("cannot read module file {}: {e}", path.display())))?;
-        let kind = image::check(&bytes)?.kind;
-        let layouts = layouts_unless_driver_tells(driver, &bytes, kind);
-        drop(bytes);
-        let c_path = CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|_| Error::invalid_argument(format!("module file name {} contains a NUL character", path.display())))?;
-        let what = format!("the {kind:?} file {}", path.display());
-        Library::load_by(driver, options, layouts, "cuLibraryLoadFromFile", &what, |raw, keys, values, n| {
-            // SAFETY: NUL-terminated path; the option arrays hold `n` entries; no library options.
-            unsafe { (driver.api.cuLibraryLoadFromFile)(raw, c_path.as_ptr(), keys, values, n, std::ptr::null_mut(), std::ptr::null_mut(), 0) }
+        let bytes = read_module_file(path)?;
+        let options = LoadOptions { binary_is_preserved: false, ..*options };
+        Library::load_with(&bytes, &options).map_err(|e| match e {
+            Error::InvalidArgument(m) => Error::invalid_argument(format!("{m} (module file {})", path.display())),
+            other => other,
         })
     }
 
