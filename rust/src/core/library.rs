@@ -3,6 +3,8 @@
 use crate::core::driver::{self, Driver};
 use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND};
 use crate::core::image::{self, ImageKind};
+use crate::core::streams::UseLog;
+use std::sync::Arc;
 use crate::core::param_layout::{ImageLayouts, Param};
 use cudarc::driver::sys::{CUdevice, CUkernel, CUlibrary};
 use std::ffi::{c_void, CStr, CString};
@@ -35,6 +37,9 @@ pub struct Library {
     /// The kernels' parameter layouts read from the image, where the driver cannot report them
     /// (no `cuKernelGetParamInfo` before CUDA 12.4); `None` where it can.
     image_layouts: Option<ImageLayouts>,
+    /// The streams whose work runs the library's kernels or uses its variables: the unload waits
+    /// for that work, so code the GPU runs is never unloaded (rule L7, docs/design.md).
+    uses: Arc<UseLog>,
 }
 
 /// JIT and library options accepted at load (`cuLibraryLoadData`).
@@ -232,7 +237,7 @@ impl Library {
         if rc != 0 {
             return Err(Error::cuda(rc, operation, format!("{} ({what}){}", driver.describe(rc), jit_log_text(&log))));
         }
-        Ok(Library { raw, driver, jit_log: log, info_log, _preserved: None, image_layouts })
+        Ok(Library { raw, driver, jit_log: log, info_log, _preserved: None, image_layouts, uses: Arc::new(UseLog::default()) })
     }
 
     /// The JIT's information log so far (empty for machine code the JIT did not touch).
@@ -348,8 +353,18 @@ impl Library {
     }
 
     /// Unloads the library. Its kernels must not be launched afterwards (the Java side enforces).
+    /// Where launches of the library's kernels and uses of its variables are noted.
+    pub fn uses(&self) -> &Arc<UseLog> {
+        &self.uses
+    }
+
+    /// Unloads the library once the GPU work that uses it is done: the kernels still queued or
+    /// running and graph replays still queued on the streams noted in `uses` (the host waits for
+    /// those streams' work, and only theirs). Java calls this after every call using the library
+    /// has returned, so nothing new is queued meanwhile.
     pub fn unload(self) {
-        // SAFETY: loaded by us, unloaded once (consumes self).
+        self.uses.wait_for_all();
+        // SAFETY: loaded by us, unloaded once (consumes self), after its last use on the GPU.
         let rc = unsafe { (self.driver.api.cuLibraryUnload)(self.raw) };
         if rc != 0 {
             log::warn!("cuLibraryUnload failed: {}", self.driver.describe(rc));

@@ -345,6 +345,11 @@ public final class Library implements AutoCloseable {
         return state.enter();
     }
 
+    /** The native pointer, for a graph that holds the library open while it replays. */
+    long nativePointer() {
+        return state.pointer();
+    }
+
     void exit() {
         state.exit();
         Reference.reachabilityFence(this);
@@ -438,9 +443,12 @@ public final class Library implements AutoCloseable {
 
     /**
      * Unloads the library once the calls in flight on it (launches of its kernels, lookups, {@link #global},
-     * {@link ManagedVariable#view}) have returned; later calls throw {@link IllegalStateException}. Every view of
-     * its variables is closed with it, also one that such a call in flight hands out: later uses of a view throw
-     * {@link IllegalStateException}, never reach unloaded memory. Idempotent.
+     * {@link ManagedVariable#view}) have returned and the GPU work they queued is done: kernels still queued or
+     * running, graph replays still queued that launch its kernels, and copies to or from its variables (the
+     * host waits for the streams that work is on, and only for those; rule L7 of docs/design.md), so code or
+     * variables the GPU still uses are never unloaded. Later calls throw {@link IllegalStateException}. Every
+     * view of its variables is closed with it, also one that such a call in flight hands out: later uses of a
+     * view throw {@link IllegalStateException}, never reach unloaded memory. Idempotent.
      */
     @Override
     public void close() {
