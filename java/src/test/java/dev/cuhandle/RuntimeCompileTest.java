@@ -87,8 +87,9 @@ class RuntimeCompileTest {
     }
 
     /**
-     * Issue 20 (8): a compile error carries NVRTC's own result (NVRTC_ERROR_COMPILATION, 6), not a driver code
-     * (it was CUDA_ERROR_INVALID_SOURCE, 300), with the log, the program name and the architecture.
+     * Issue 20 (8): a compile error carries NVRTC's own result (NVRTC_ERROR_COMPILATION, 6) and says it, not a
+     * driver code (it said CUDA_ERROR_INVALID_SOURCE, 300), with the log, the program name and the architecture. It
+     * stays a CudaException (code INVALID_SOURCE) for handlers of every CUDA failure.
      */
     @Test
     void aCompileErrorCarriesTheLogWithTheLineNumber() {
@@ -107,10 +108,11 @@ class RuntimeCompileTest {
         assertEquals("NVRTC_ERROR_COMPILATION", e.nvrtcResultName());
         assertEquals("broken.cu", e.programName());
         assertEquals("compute_75", e.architecture());
-        assertTrue(e.getMessage().startsWith("NVRTC_ERROR_COMPILATION (6): broken.cu did not compile for compute_75:"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION (6): broken.cu did not compile for compute_75:"), e.getMessage());
         assertTrue(e.getMessage().contains("broken.cu(3): error"), e.getMessage());
-        assertTrue(!e.getMessage().contains("CUDA_ERROR"), "no driver code: " + e.getMessage());
-        assertTrue(!CudaException.class.isInstance(e), "NVRTC is not the driver: no CUresult to carry");
+        assertTrue(!e.getMessage().contains("CUDA_ERROR"), "no driver code in the message: " + e.getMessage());
+        assertTrue(CudaException.class.isInstance(e), "still a CudaException for handlers of every CUDA failure");
+        assertEquals(CudaError.INVALID_SOURCE, e.error());
     }
 
     @Test
