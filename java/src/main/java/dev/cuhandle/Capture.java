@@ -101,7 +101,7 @@ final class Capture {
                 ON_THIS_THREAD.remove();
                 handle.capture = null;
             }
-            return new Graph(handle, graph, capture.resources());
+            return Graph.of(handle, graph, capture.resources());
         } finally {
             handle.exit();
         }

@@ -1,14 +1,12 @@
 package dev.cuhandle;
 
-import java.lang.ref.Reference;
 
 /**
  * Device memory of one context (rule K3). Created by a {@link Handle}; copies use that handle's
  * stream unless another handle of the same context is given. A {@link #slice} is a view that
  * shares the memory and never frees it. Close it; a cleaner frees unreachable unclosed buffers.
  */
-public final class DeviceBuffer implements AutoCloseable {
-    private final NativeObject state;
+public final class DeviceBuffer extends NativeResource implements AutoCloseable {
     private final Handle owner;
     /**
      * The buffer a view was sliced from (null for a buffer that owns its state). A view holds it
@@ -23,21 +21,38 @@ public final class DeviceBuffer implements AutoCloseable {
     private final long byteOffset;
     private final long byteLength;
 
-    DeviceBuffer(Handle owner, long pointer, long bytes, boolean owned) {
-        this(owner, pointer, bytes, owned ? "DeviceBuffer" : "wrapped DeviceBuffer", null);
-    }
-
-    /**
-     * A buffer over native memory object {@code pointer}. With an {@code anchor} (a library whose
-     * variable this views) the buffer keeps it reachable and leaks quietly: the anchor closes it.
-     */
-    DeviceBuffer(Handle owner, long pointer, long bytes, String what, Object anchor) {
+    private DeviceBuffer(Handle owner, long pointer, long address, long bytes, String what, Object anchor) {
+        super(pointer, what, NativeApi::bufferFree, anchor != null);
         this.owner = owner;
         this.parent = null;
         this.anchor = anchor;
         this.contextId = owner.contextId();
         this.byteOffset = 0;
         this.byteLength = bytes;
+        this.baseAddress = address;
+    }
+
+    private DeviceBuffer(DeviceBuffer parent, long offset, long length) {
+        super(parent.state);
+        this.owner = parent.owner;
+        this.parent = parent.parent == null ? parent : parent.parent;
+        this.anchor = null; // the root buffer holds it
+        this.contextId = parent.contextId;
+        this.baseAddress = parent.baseAddress;
+        this.byteOffset = parent.byteOffset + offset;
+        this.byteLength = length;
+    }
+
+    /** A buffer that owns native memory object {@code pointer} ({@code owned}) or views memory allocated elsewhere. */
+    static DeviceBuffer of(Handle owner, long pointer, long bytes, boolean owned) {
+        return of(owner, pointer, bytes, owned ? "DeviceBuffer" : "wrapped DeviceBuffer", null);
+    }
+
+    /**
+     * A buffer over native memory object {@code pointer}. With an {@code anchor} (a library whose
+     * variable this views) the buffer keeps it reachable and leaks quietly: the anchor closes it.
+     */
+    static DeviceBuffer of(Handle owner, long pointer, long bytes, String what, Object anchor) {
         long address;
         try {
             address = NativeApi.bufferAddress(pointer);
@@ -45,20 +60,7 @@ public final class DeviceBuffer implements AutoCloseable {
             NativeObject.freeNow(pointer, NativeApi::bufferFree, e);
             throw e;
         }
-        this.baseAddress = address;
-        this.state = anchor == null ? NativeObject.register(this, pointer, what, NativeApi::bufferFree)
-                : NativeObject.registerQuiet(this, pointer, what, NativeApi::bufferFree);
-    }
-
-    private DeviceBuffer(DeviceBuffer parent, long offset, long length) {
-        this.owner = parent.owner;
-        this.parent = parent.parent == null ? parent : parent.parent;
-        this.anchor = null; // the root buffer holds it
-        this.state = parent.state;
-        this.contextId = parent.contextId;
-        this.baseAddress = parent.baseAddress;
-        this.byteOffset = parent.byteOffset + offset;
-        this.byteLength = length;
+        return new DeviceBuffer(owner, pointer, address, bytes, what, anchor);
     }
 
     /**
@@ -104,16 +106,6 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     /**
-     * Whether the memory was released: this buffer (or, for a view, the buffer it views) was closed or
-     * cleaned.
-     *
-     * @return {@code true} once closed
-     */
-    public boolean isClosed() {
-        return state.isClosed();
-    }
-
-    /**
      * A view of {@code length} bytes from byte {@code offset}, sharing this buffer's memory. The
      * view keeps the memory reachable (it is never cleaned while the view is in use) but does not
      * own it: closing the view does nothing, and once this buffer is closed every use of the view
@@ -137,7 +129,11 @@ public final class DeviceBuffer implements AutoCloseable {
         }
     }
 
-    /** Enters a call with {@code handle}: checks the context (K3) and that the buffer is open. */
+    /**
+     * Enters a call with {@code handle}: checks the context (K3) and that the buffer is open; a capture on
+     * the handle notes the buffer a view was sliced from, which owns the memory.
+     */
+    @Override
     long enterFor(Handle handle) {
         if (handle.contextId() != contextId) {
             throw new IllegalArgumentException("this DeviceBuffer belongs to context id " + contextId + " (device " + owner.device().ordinal()
@@ -147,17 +143,6 @@ public final class DeviceBuffer implements AutoCloseable {
         long pointer = state.enter();
         Capture.noteUse(handle, parent == null ? this : parent);
         return pointer;
-    }
-
-    /** The native pointer of the memory (of the buffer a view was sliced from), for a graph that holds it open while it replays. */
-    long nativePointer() {
-        return state.pointer();
-    }
-
-    /** Leaves a call entered with {@link #enterFor}; keeps this buffer (and a view's parent) reachable until here. */
-    void exit() {
-        state.exit();
-        Reference.reachabilityFence(this);
     }
 
     /** {@link #enterFor} for an optional buffer: 0 (nothing entered) when {@code buffer} is null. */
@@ -621,10 +606,8 @@ public final class DeviceBuffer implements AutoCloseable {
     @Override
     public void close() {
         if (parent == null) {
-            Capture.refuseOnThisThread("DeviceBuffer.close");
-            state.close();
+            closeOutsideCapture("DeviceBuffer.close");
         }
-        Reference.reachabilityFence(this);
     }
 
     @Override

@@ -1,19 +1,16 @@
 package dev.cuhandle;
 
-import java.lang.ref.Reference;
-
 /**
  * A CUDA event of one context: record it on a handle's stream, wait for it, time between two. Recorded
  * (or waited for, {@link Handle#waitFor(Event)}) inside a graph capture, it belongs to the graph's
  * recorded calls: the graph keeps it reachable and a replay after it was closed is refused (rule L7).
  */
-public final class Event implements AutoCloseable {
-    private final NativeObject state;
+public final class Event extends NativeResource implements AutoCloseable {
     private final long contextId;
 
     Event(Handle handle, long pointer) {
+        super(pointer, "Event", NativeApi::eventDestroy);
         this.contextId = handle.contextId();
-        this.state = NativeObject.register(this, pointer, "Event", NativeApi::eventDestroy);
     }
 
     /**
@@ -111,32 +108,6 @@ public final class Event implements AutoCloseable {
     }
 
     /**
-     * Whether the event was closed (or cleaned).
-     *
-     * @return {@code true} once closed
-     */
-    public boolean isClosed() {
-        return state.isClosed();
-    }
-
-    long enter() {
-        return state.enter();
-    }
-
-    /** Enters a use with {@code handle}: a capture running on it notes the event for its graph (L7). */
-    long enterFor(Handle handle) {
-        long pointer = state.enter();
-        Capture.noteUse(handle, this);
-        return pointer;
-    }
-
-    /** Leaves a call; keeps this event reachable until here, so the cleaner never runs during a call (L2). */
-    void exit() {
-        state.exit();
-        Reference.reachabilityFence(this);
-    }
-
-    /**
      * Destroys the event after calls in flight return; work still queued that records or waits for it is
      * unaffected (the driver releases it afterwards). Idempotent.
      *
@@ -144,8 +115,6 @@ public final class Event implements AutoCloseable {
      */
     @Override
     public void close() {
-        Capture.refuseOnThisThread("Event.close");
-        state.close();
-        Reference.reachabilityFence(this);
+        closeOutsideCapture("Event.close");
     }
 }

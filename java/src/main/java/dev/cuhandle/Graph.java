@@ -1,6 +1,5 @@
 package dev.cuhandle;
 
-import java.lang.ref.Reference;
 import java.util.List;
 import java.util.Objects;
 
@@ -21,8 +20,7 @@ import java.util.Objects;
  * stay open because recorded reductions use its workspace; replay graphs that hold reductions on that
  * handle only, since its workspace is reused in its stream's order.
  */
-public final class Graph implements AutoCloseable {
-    private final NativeObject state;
+public final class Graph extends NativeResource implements AutoCloseable {
     private final Handle capturedBy;
     private final long contextId;
     private final long nodeCount;
@@ -33,7 +31,19 @@ public final class Graph implements AutoCloseable {
     private final long[] hostPointers;
     private final long[] libraryPointers;
 
-    Graph(Handle capturedBy, long pointer, List<Object> resources) {
+    private Graph(Handle capturedBy, long pointer, long[] info, List<Object> resources) {
+        super(pointer, "Graph", NativeApi::graphDestroy);
+        this.capturedBy = capturedBy;
+        this.contextId = info[0];
+        this.nodeCount = info[1];
+        this.resources = resources;
+        this.bufferPointers = pointersOf(resources, DeviceBuffer.class);
+        this.hostPointers = pointersOf(resources, HostBuffer.class);
+        this.libraryPointers = pointersOf(resources, Library.class);
+    }
+
+    /** The graph {@code pointer} that {@code capturedBy} instantiated; its recorded calls use {@code resources}. */
+    static Graph of(Handle capturedBy, long pointer, List<Object> resources) {
         long[] info;
         try {
             info = NativeApi.graphInfo(pointer);
@@ -41,14 +51,11 @@ public final class Graph implements AutoCloseable {
             NativeObject.freeNow(pointer, NativeApi::graphDestroy, e);
             throw e;
         }
-        this.capturedBy = capturedBy;
-        this.contextId = info[0];
-        this.nodeCount = info[1];
-        this.resources = resources;
-        this.bufferPointers = resources.stream().filter(r -> r instanceof DeviceBuffer).mapToLong(r -> ((DeviceBuffer) r).nativePointer()).toArray();
-        this.hostPointers = resources.stream().filter(r -> r instanceof HostBuffer).mapToLong(r -> ((HostBuffer) r).nativePointer()).toArray();
-        this.libraryPointers = resources.stream().filter(r -> r instanceof Library).mapToLong(r -> ((Library) r).nativePointer()).toArray();
-        this.state = NativeObject.register(this, pointer, "Graph", NativeApi::graphDestroy);
+        return new Graph(capturedBy, pointer, info, resources);
+    }
+
+    private static long[] pointersOf(List<Object> resources, Class<? extends NativeResource> type) {
+        return resources.stream().filter(type::isInstance).mapToLong(r -> type.cast(r).nativePointer()).toArray();
     }
 
     /**
@@ -58,15 +65,6 @@ public final class Graph implements AutoCloseable {
      */
     public long nodeCount() {
         return nodeCount;
-    }
-
-    /**
-     * Whether the graph was closed (or cleaned).
-     *
-     * @return {@code true} once closed
-     */
-    public boolean isClosed() {
-        return state.isClosed();
     }
 
     /**
@@ -86,7 +84,7 @@ public final class Graph implements AutoCloseable {
             throw new IllegalArgumentException("the graph was captured in context id " + contextId + " but the handle is bound to context id "
                     + handle.contextId() + "; a graph replays only in its own context");
         }
-        long g = state.enter();
+        long g = enter();
         try {
             long h = handle.enter();
             try {
@@ -100,8 +98,7 @@ public final class Graph implements AutoCloseable {
                 handle.exit();
             }
         } finally {
-            state.exit();
-            Reference.reachabilityFence(this);
+            exit();
         }
     }
 
@@ -125,28 +122,17 @@ public final class Graph implements AutoCloseable {
         }
     }
 
+    /** A replay enters a buffer for its handle (the context check), every other resource plainly. */
     private static void enter(Object resource, Handle handle) {
         if (resource instanceof DeviceBuffer) {
             ((DeviceBuffer) resource).enterFor(handle);
-        } else if (resource instanceof HostBuffer) {
-            ((HostBuffer) resource).enter();
-        } else if (resource instanceof Event) {
-            ((Event) resource).enter();
         } else {
-            ((Library) resource).enter();
+            ((NativeResource) resource).enter();
         }
     }
 
     private static void exit(Object resource) {
-        if (resource instanceof DeviceBuffer) {
-            ((DeviceBuffer) resource).exit();
-        } else if (resource instanceof HostBuffer) {
-            ((HostBuffer) resource).exit();
-        } else if (resource instanceof Event) {
-            ((Event) resource).exit();
-        } else {
-            ((Library) resource).exit();
-        }
+        ((NativeResource) resource).exit();
     }
 
     /**
@@ -158,9 +144,7 @@ public final class Graph implements AutoCloseable {
      */
     @Override
     public void close() {
-        Capture.refuseOnThisThread("Graph.close");
-        state.close();
-        Reference.reachabilityFence(this);
+        closeOutsideCapture("Graph.close");
     }
 
     @Override

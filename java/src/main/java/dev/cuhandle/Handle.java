@@ -1,7 +1,5 @@
 package dev.cuhandle;
 
-import java.lang.ref.Reference;
-
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -43,8 +41,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * queue it when the future completes ({@code thenRun}). The handle and the buffer stay in use until
  * then (their {@code close()} waits). At most 32 such copies run at once; more wait their turn.
  */
-public final class Handle implements AutoCloseable {
-    private final NativeObject state;
+public final class Handle extends NativeResource implements AutoCloseable {
     private final long rawContext;
     private final long contextId;
     private final Device device;
@@ -58,7 +55,16 @@ public final class Handle implements AutoCloseable {
     /** One stream switch at a time; taken before entering, so that a waiting switcher holds no call open. */
     private final Object streamSwitch = new Object();
 
-    private Handle(long pointer) {
+    private Handle(long pointer, long[] info, Device device) {
+        super(pointer, "Handle", NativeApi::handleDestroy);
+        this.rawContext = info[0];
+        this.contextId = info[1];
+        this.ownsPrimaryContext = info[3] != 0;
+        this.device = device;
+    }
+
+    /** The handle of native handle {@code pointer}, which it owns from here (also when this fails). */
+    private static Handle of(long pointer) {
         long[] info;
         Device d;
         try {
@@ -69,11 +75,7 @@ public final class Handle implements AutoCloseable {
             NativeObject.freeNow(pointer, NativeApi::handleDestroy, e);
             throw e;
         }
-        this.rawContext = info[0];
-        this.contextId = info[1];
-        this.ownsPrimaryContext = info[3] != 0;
-        this.device = d;
-        this.state = NativeObject.register(this, pointer, "Handle", NativeApi::handleDestroy);
+        return new Handle(pointer, info, d);
     }
 
     /**
@@ -87,7 +89,7 @@ public final class Handle implements AutoCloseable {
      */
     public static Handle create() {
         Native.ensureLoaded();
-        return new Handle(NativeApi.handleCreateCurrent(Cuda.getDevice()));
+        return Handle.of(NativeApi.handleCreateCurrent(Cuda.getDevice()));
     }
 
     /**
@@ -101,7 +103,7 @@ public final class Handle implements AutoCloseable {
      */
     public static Handle create(int device) {
         Native.ensureLoaded();
-        return new Handle(NativeApi.handleCreateDevice(device));
+        return Handle.of(NativeApi.handleCreateDevice(device));
     }
 
     /**
@@ -130,7 +132,7 @@ public final class Handle implements AutoCloseable {
      */
     public static Handle wrap(long rawContext) {
         Native.ensureLoaded();
-        return new Handle(NativeApi.handleWrap(rawContext));
+        return Handle.of(NativeApi.handleWrap(rawContext));
     }
 
     /**
@@ -171,15 +173,6 @@ public final class Handle implements AutoCloseable {
         return ownsPrimaryContext;
     }
 
-    /**
-     * Whether the handle was closed (or cleaned).
-     *
-     * @return {@code true} once closed
-     */
-    public boolean isClosed() {
-        return state.isClosed();
-    }
-
     /** Runs a no-argument native operation inside a call (a static method reference allocates nothing). */
     private void call(java.util.function.LongConsumer operation) {
         long h = enter();
@@ -190,7 +183,11 @@ public final class Handle implements AutoCloseable {
         }
     }
 
-    /** Enters a call: returns the native pointer; pair with {@link #exit()}. */
+    /**
+     * Enters a call: returns the native pointer; pair with {@link #exit()}. Refuses a call from another
+     * thread while this one captures a graph, and waits while the stream is being switched.
+     */
+    @Override
     long enter() {
         long pointer = state.enter();
         Capture running = capture;
@@ -243,12 +240,6 @@ public final class Handle implements AutoCloseable {
     /** Waits until no call but the caller's own is in flight (see {@link Capture}). */
     void awaitOtherCalls() {
         state.awaitCallsAtMost(1);
-    }
-
-    /** Leaves a call; keeps this handle reachable until here, so the cleaner never runs during a call (L2). */
-    void exit() {
-        state.exit();
-        Reference.reachabilityFence(this);
     }
 
     /**
@@ -417,7 +408,7 @@ public final class Handle implements AutoCloseable {
         Capture.refuseOnThisThread("Handle.allocate (and upload of a new buffer)");
         long h = enter();
         try {
-            return new DeviceBuffer(this, NativeApi.bufferAllocate(h, bytes), bytes, true);
+            return DeviceBuffer.of(this, NativeApi.bufferAllocate(h, bytes), bytes, true);
         } finally {
             exit();
         }
@@ -443,7 +434,7 @@ public final class Handle implements AutoCloseable {
         }
         long h = enter();
         try {
-            return new DeviceBuffer(this, NativeApi.bufferWrap(h, deviceAddress, bytes), bytes, false);
+            return DeviceBuffer.of(this, NativeApi.bufferWrap(h, deviceAddress, bytes), bytes, false);
         } finally {
             exit();
         }
@@ -455,7 +446,7 @@ public final class Handle implements AutoCloseable {
         try {
             long lib = library.enter();
             try {
-                return new DeviceBuffer(this, NativeApi.bufferWrapVariable(h, lib, address, bytes), bytes, what, library);
+                return DeviceBuffer.of(this, NativeApi.bufferWrapVariable(h, lib, address, bytes), bytes, what, library);
             } finally {
                 library.exit();
             }
@@ -1317,7 +1308,7 @@ public final class Handle implements AutoCloseable {
         Capture.refuseOnThisThread("Handle.allocateHost");
         long h = enter();
         try {
-            return new HostBuffer(NativeApi.pinnedAllocate(h, bytes), bytes);
+            return HostBuffer.of(NativeApi.pinnedAllocate(h, bytes), bytes);
         } finally {
             exit();
         }
@@ -1532,10 +1523,8 @@ public final class Handle implements AutoCloseable {
      */
     @Override
     public void close() {
-        Capture.refuseOnThisThread("Handle.close");
-        state.close();
+        closeOutsideCapture("Handle.close");
         Completions.settleAll(this); // its stream was synchronised: complete its futures now
-        Reference.reachabilityFence(this);
     }
 
     @Override

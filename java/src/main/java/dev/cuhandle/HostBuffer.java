@@ -1,6 +1,5 @@
 package dev.cuhandle;
 
-import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Objects;
@@ -27,13 +26,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * completes, or writing a source before the upload's future completes, sees or changes data the
  * copy is using. All accessors use the platform's native byte order, like the device.
  */
-public final class HostBuffer implements AutoCloseable {
+public final class HostBuffer extends NativeResource implements AutoCloseable {
     /** Bytes per internal view: the typed accessors reach buffers larger than one ByteBuffer's 2 GiB limit through several. */
     private static final long SEGMENT_BYTES = 1L << 30;
     /** Each internal view reaches this far past its segment, so an element at the end of a segment lies inside one view. */
     private static final long SEGMENT_OVERLAP = 8;
 
-    private final NativeObject state;
     /** The pinned memory and who holds it: this buffer until closed, and every view handed out. */
     private final PinnedMemory memory;
     private final long address;
@@ -41,8 +39,16 @@ public final class HostBuffer implements AutoCloseable {
     /** Views used only while entered; never handed out. */
     private final ByteBuffer[] segments;
 
-    HostBuffer(long pointer, long bytes) {
+    private HostBuffer(PinnedMemory memory, long address, long bytes, ByteBuffer[] segments) {
+        super(memory.pointer, "HostBuffer", p -> memory.release()); // not `this`: the cleaner must not reach it
+        this.memory = memory;
+        this.address = address;
         this.byteLength = bytes;
+        this.segments = segments;
+    }
+
+    /** A buffer that owns pinned memory object {@code pointer} of {@code bytes} bytes. */
+    static HostBuffer of(long pointer, long bytes) {
         long a;
         ByteBuffer[] views;
         try {
@@ -58,11 +64,7 @@ public final class HostBuffer implements AutoCloseable {
             NativeObject.freeNow(pointer, NativeApi::pinnedFree, e);
             throw e;
         }
-        this.address = a;
-        this.segments = views;
-        PinnedMemory m = new PinnedMemory(pointer);
-        this.memory = m;
-        this.state = NativeObject.register(this, pointer, "HostBuffer", p -> m.release()); // not `this`: the cleaner must not reach it
+        return new HostBuffer(new PinnedMemory(pointer), a, bytes, views);
     }
 
     /**
@@ -109,15 +111,6 @@ public final class HostBuffer implements AutoCloseable {
     }
 
     /**
-     * Whether the buffer was closed (or cleaned).
-     *
-     * @return {@code true} once closed
-     */
-    public boolean isClosed() {
-        return state.isClosed();
-    }
-
-    /**
      * A direct ByteBuffer over the whole buffer, in native byte order. The view keeps the pinned memory
      * alive until it is unreachable, also past {@link #close()} (see the class description).
      *
@@ -145,7 +138,7 @@ public final class HostBuffer implements AutoCloseable {
      */
     public ByteBuffer asByteBuffer(long offset, int length) {
         checkRange(offset, length, 1);
-        long p = state.enter();
+        long p = enter();
         try {
             ByteBuffer view = NativeApi.pinnedByteBuffer(p, offset, length).order(ByteOrder.nativeOrder());
             memory.holdFor(view);
@@ -165,7 +158,7 @@ public final class HostBuffer implements AutoCloseable {
      */
     public float getFloat(long offset) {
         checkRange(offset, 1, 4);
-        state.enter();
+        enter();
         try {
             return segment(offset).getFloat(local(offset));
         } finally {
@@ -183,7 +176,7 @@ public final class HostBuffer implements AutoCloseable {
      */
     public void putFloat(long offset, float value) {
         checkRange(offset, 1, 4);
-        state.enter();
+        enter();
         try {
             segment(offset).putFloat(local(offset), value);
         } finally {
@@ -201,7 +194,7 @@ public final class HostBuffer implements AutoCloseable {
      */
     public double getDouble(long offset) {
         checkRange(offset, 1, 8);
-        state.enter();
+        enter();
         try {
             return segment(offset).getDouble(local(offset));
         } finally {
@@ -219,7 +212,7 @@ public final class HostBuffer implements AutoCloseable {
      */
     public void putDouble(long offset, double value) {
         checkRange(offset, 1, 8);
-        state.enter();
+        enter();
         try {
             segment(offset).putDouble(local(offset), value);
         } finally {
@@ -237,7 +230,7 @@ public final class HostBuffer implements AutoCloseable {
      */
     public int getInt(long offset) {
         checkRange(offset, 1, 4);
-        state.enter();
+        enter();
         try {
             return segment(offset).getInt(local(offset));
         } finally {
@@ -255,7 +248,7 @@ public final class HostBuffer implements AutoCloseable {
      */
     public void putInt(long offset, int value) {
         checkRange(offset, 1, 4);
-        state.enter();
+        enter();
         try {
             segment(offset).putInt(local(offset), value);
         } finally {
@@ -277,7 +270,7 @@ public final class HostBuffer implements AutoCloseable {
     public void put(long offset, float[] src, int srcOffset, int length) {
         Objects.checkFromIndexSize(srcOffset, length, Objects.requireNonNull(src, "src").length);
         checkRange(offset, length, 4);
-        state.enter();
+        enter();
         try {
             forEachChunk(offset, length, 4, (view, done, n) -> view.asFloatBuffer().put(src, srcOffset + done, n));
         } finally {
@@ -299,7 +292,7 @@ public final class HostBuffer implements AutoCloseable {
     public void get(long offset, float[] dst, int dstOffset, int length) {
         Objects.checkFromIndexSize(dstOffset, length, Objects.requireNonNull(dst, "dst").length);
         checkRange(offset, length, 4);
-        state.enter();
+        enter();
         try {
             forEachChunk(offset, length, 4, (view, done, n) -> view.asFloatBuffer().get(dst, dstOffset + done, n));
         } finally {
@@ -321,7 +314,7 @@ public final class HostBuffer implements AutoCloseable {
     public void put(long offset, byte[] src, int srcOffset, int length) {
         Objects.checkFromIndexSize(srcOffset, length, Objects.requireNonNull(src, "src").length);
         checkRange(offset, length, 1);
-        state.enter();
+        enter();
         try {
             forEachChunk(offset, length, 1, (view, done, n) -> view.put(src, srcOffset + done, n));
         } finally {
@@ -343,7 +336,7 @@ public final class HostBuffer implements AutoCloseable {
     public void get(long offset, byte[] dst, int dstOffset, int length) {
         Objects.checkFromIndexSize(dstOffset, length, Objects.requireNonNull(dst, "dst").length);
         checkRange(offset, length, 1);
-        state.enter();
+        enter();
         try {
             forEachChunk(offset, length, 1, (view, done, n) -> view.get(dst, dstOffset + done, n));
         } finally {
@@ -384,29 +377,6 @@ public final class HostBuffer implements AutoCloseable {
         }
     }
 
-    /** Enters a use (a call or an asynchronous copy); pair with {@link #exit()}. */
-    long enter() {
-        return state.enter();
-    }
-
-    /** Enters a use with {@code handle}: a capture running on it notes the buffer for its graph (L7). */
-    long enterFor(Handle handle) {
-        long pointer = state.enter();
-        Capture.noteUse(handle, this);
-        return pointer;
-    }
-
-    /** The native pointer, for a graph that holds the buffer open while it replays. */
-    long nativePointer() {
-        return state.pointer();
-    }
-
-    /** Leaves a use; keeps this buffer reachable until here, so the cleaner never runs during one (L2). */
-    void exit() {
-        state.exit();
-        Reference.reachabilityFence(this);
-    }
-
     /**
      * Releases the memory once no call or asynchronous copy uses it: waits for the futures of copies in
      * flight, then hands the memory to its context's pinned cache (see the class description). Idempotent;
@@ -416,9 +386,7 @@ public final class HostBuffer implements AutoCloseable {
      */
     @Override
     public void close() {
-        Capture.refuseOnThisThread("HostBuffer.close");
-        state.close();
-        Reference.reachabilityFence(this);
+        closeOutsideCapture("HostBuffer.close");
     }
 
     @Override

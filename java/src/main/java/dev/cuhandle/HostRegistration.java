@@ -22,17 +22,16 @@ import java.util.Objects;
  * unregistered by a cleaner with a warning. It keeps the registering handle's context alive (a
  * primary context stays retained) until it is closed.
  */
-public final class HostRegistration implements AutoCloseable {
-    private final NativeObject state;
+public final class HostRegistration extends NativeResource implements AutoCloseable {
     private final ByteBuffer buffer;
 
     private HostRegistration(long pointer, ByteBuffer buffer) {
-        this.buffer = buffer;
         // The free action holds the ByteBuffer, not this object: the memory must outlive the registration.
-        this.state = NativeObject.register(this, pointer, "HostRegistration", p -> {
+        super(pointer, "HostRegistration", p -> {
             NativeApi.hostUnregister(p);
             Reference.reachabilityFence(buffer);
         });
+        this.buffer = buffer;
     }
 
     /**
@@ -75,20 +74,10 @@ public final class HostRegistration implements AutoCloseable {
         return buffer;
     }
 
-    /**
-     * Whether the registration was closed (or cleaned).
-     *
-     * @return {@code true} once the memory is pageable again
-     */
-    public boolean isClosed() {
-        return state.isClosed();
-    }
-
     /** Unregisters the memory (idempotent); the ByteBuffer stays usable as ordinary memory. */
     @Override
     public void close() {
-        state.close();
-        Reference.reachabilityFence(this);
+        closeNative();
     }
 
     @Override

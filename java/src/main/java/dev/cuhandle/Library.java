@@ -3,7 +3,6 @@ package dev.cuhandle;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.lang.ref.Reference;
 import java.lang.ref.WeakReference;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -20,12 +19,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * in any handle's context on any device, with no per-context module maps. {@link #close()}
  * unloads it; kernels of a closed library throw {@link IllegalStateException}.
  */
-public final class Library implements AutoCloseable {
-    private final NativeObject state;
+public final class Library extends NativeResource implements AutoCloseable {
     /** Where the image came from, for messages ("resource /kernels/x.fatbin", "file ...", "a 1234-byte image"). */
     private final String origin;
     /** Views of this library's variables handed out so far: closed when the library unloads. */
-    private final VariableViews variableViews = new VariableViews();
+    private final VariableViews variableViews;
     /** Per kernel (raw {@code CUkernel}): what every {@link Kernel} object of it shares. */
     private final ConcurrentHashMap<Long, KernelState> kernels = new ConcurrentHashMap<>();
     /** The image {@link #compile} made (shared with the compile cache: never handed out), or null. */
@@ -34,17 +32,21 @@ public final class Library implements AutoCloseable {
     private final String compiledArchitecture;
 
     private Library(long pointer, String origin, byte[] compiledImage, String compiledArchitecture) {
-        this.origin = origin;
-        this.compiledImage = compiledImage;
-        this.compiledArchitecture = compiledArchitecture;
+        this(pointer, new VariableViews(), origin, compiledImage, compiledArchitecture);
+    }
+
+    private Library(long pointer, VariableViews views, String origin, byte[] compiledImage, String compiledArchitecture) {
         // The unload closes the views first. It runs once calls in flight have returned (NativeObject), so a
         // view that a global() or view() in flight during close() hands out is closed too; it captures the
         // view list, not this library, so the cleaner can still find the library unreachable.
-        VariableViews views = variableViews;
-        this.state = NativeObject.register(this, pointer, "Library", library -> {
+        super(pointer, "Library", library -> {
             views.closeAll();
             NativeApi.libraryUnload(library);
         });
+        this.variableViews = views;
+        this.origin = origin;
+        this.compiledImage = compiledImage;
+        this.compiledArchitecture = compiledArchitecture;
     }
 
     /** The views of a library's variables, weakly: a view nobody holds needs no closing. */
@@ -341,29 +343,6 @@ public final class Library implements AutoCloseable {
         }
     }
 
-    long enter() {
-        return state.enter();
-    }
-
-    /** The native pointer, for a graph that holds the library open while it replays. */
-    long nativePointer() {
-        return state.pointer();
-    }
-
-    void exit() {
-        state.exit();
-        Reference.reachabilityFence(this);
-    }
-
-    /**
-     * Whether the library was unloaded (closed or cleaned).
-     *
-     * @return {@code true} once closed
-     */
-    public boolean isClosed() {
-        return state.isClosed();
-    }
-
     /**
      * A {@code __device__} or {@code __constant__} variable of this library as it exists in
      * {@code handle}'s context ({@code cuLibraryGetGlobal}): each context has its own copy, so what
@@ -452,9 +431,7 @@ public final class Library implements AutoCloseable {
      */
     @Override
     public void close() {
-        Capture.refuseOnThisThread("Library.close");
-        state.close();
-        Reference.reachabilityFence(this);
+        closeOutsideCapture("Library.close");
     }
 
     @Override
