@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Page-locked ("pinned") host memory ({@code cuMemHostAlloc}, portable to every context), the
  * source and destination of {@link Handle#uploadAsync asynchronous copies} (rule A1). Created by
- * {@link Handle#allocateHost(long)}; close it, or a cleaner frees it with a warning, like a
+ * {@link Handle#allocateHost(long) Handle.allocateHost(long)}; close it, or a cleaner frees it with a warning, like a
  * {@link DeviceBuffer}.
  *
  * <p><b>Lifetime.</b> An asynchronous copy keeps the buffer in use until its future completes:
@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * completes, or writing a source before the upload's future completes, sees or changes data the
  * copy is using. All accessors use the platform's native byte order, like the device.
  */
-public final class HostBuffer extends NativeResource implements AutoCloseable {
+public final class HostBuffer extends HostBufferTypedAccess implements AutoCloseable {
     /** Bytes per internal view: the typed accessors reach buffers larger than one ByteBuffer's 2 GiB limit through several. */
     private static final long SEGMENT_BYTES = 1L << 30;
     /** Each internal view reaches this far past its segment, so an element at the end of a segment lies inside one view. */
@@ -148,209 +148,13 @@ public final class HostBuffer extends NativeResource implements AutoCloseable {
         }
     }
 
-    /**
-     * Reads the float at byte {@code offset}.
-     *
-     * @param offset byte offset of the element
-     * @return the value
-     * @throws IllegalArgumentException if the 4 bytes are not inside the buffer
-     * @throws IllegalStateException if the buffer is closed
-     */
-    public float getFloat(long offset) {
-        checkRange(offset, 1, 4);
-        enter();
-        try {
-            return segment(offset).getFloat(local(offset));
-        } finally {
-            exit();
-        }
-    }
-
-    /**
-     * Writes the float at byte {@code offset}.
-     *
-     * @param offset byte offset of the element
-     * @param value the value
-     * @throws IllegalArgumentException if the 4 bytes are not inside the buffer
-     * @throws IllegalStateException if the buffer is closed
-     */
-    public void putFloat(long offset, float value) {
-        checkRange(offset, 1, 4);
-        enter();
-        try {
-            segment(offset).putFloat(local(offset), value);
-        } finally {
-            exit();
-        }
-    }
-
-    /**
-     * Reads the double at byte {@code offset}.
-     *
-     * @param offset byte offset of the element
-     * @return the value
-     * @throws IllegalArgumentException if the 8 bytes are not inside the buffer
-     * @throws IllegalStateException if the buffer is closed
-     */
-    public double getDouble(long offset) {
-        checkRange(offset, 1, 8);
-        enter();
-        try {
-            return segment(offset).getDouble(local(offset));
-        } finally {
-            exit();
-        }
-    }
-
-    /**
-     * Writes the double at byte {@code offset}.
-     *
-     * @param offset byte offset of the element
-     * @param value the value
-     * @throws IllegalArgumentException if the 8 bytes are not inside the buffer
-     * @throws IllegalStateException if the buffer is closed
-     */
-    public void putDouble(long offset, double value) {
-        checkRange(offset, 1, 8);
-        enter();
-        try {
-            segment(offset).putDouble(local(offset), value);
-        } finally {
-            exit();
-        }
-    }
-
-    /**
-     * Reads the int at byte {@code offset}.
-     *
-     * @param offset byte offset of the element
-     * @return the value
-     * @throws IllegalArgumentException if the 4 bytes are not inside the buffer
-     * @throws IllegalStateException if the buffer is closed
-     */
-    public int getInt(long offset) {
-        checkRange(offset, 1, 4);
-        enter();
-        try {
-            return segment(offset).getInt(local(offset));
-        } finally {
-            exit();
-        }
-    }
-
-    /**
-     * Writes the int at byte {@code offset}.
-     *
-     * @param offset byte offset of the element
-     * @param value the value
-     * @throws IllegalArgumentException if the 4 bytes are not inside the buffer
-     * @throws IllegalStateException if the buffer is closed
-     */
-    public void putInt(long offset, int value) {
-        checkRange(offset, 1, 4);
-        enter();
-        try {
-            segment(offset).putInt(local(offset), value);
-        } finally {
-            exit();
-        }
-    }
-
-    /**
-     * Copies {@code length} floats from {@code src[srcOffset]} into this buffer from byte {@code offset}.
-     *
-     * @param offset first byte to write
-     * @param src the source array
-     * @param srcOffset first element of {@code src} to copy
-     * @param length number of elements
-     * @throws NullPointerException if {@code src} is {@code null}
-     * @throws IllegalArgumentException if a range is outside the array or the buffer
-     * @throws IllegalStateException if the buffer is closed
-     */
-    public void put(long offset, float[] src, int srcOffset, int length) {
-        Objects.checkFromIndexSize(srcOffset, length, Objects.requireNonNull(src, "src").length);
-        checkRange(offset, length, 4);
-        enter();
-        try {
-            forEachChunk(offset, length, 4, (view, done, n) -> view.asFloatBuffer().put(src, srcOffset + done, n));
-        } finally {
-            exit();
-        }
-    }
-
-    /**
-     * Copies {@code length} floats from this buffer, from byte {@code offset}, into {@code dst[dstOffset]}.
-     *
-     * @param offset first byte to read
-     * @param dst the destination array
-     * @param dstOffset first element of {@code dst} to write
-     * @param length number of elements
-     * @throws NullPointerException if {@code dst} is {@code null}
-     * @throws IllegalArgumentException if a range is outside the array or the buffer
-     * @throws IllegalStateException if the buffer is closed
-     */
-    public void get(long offset, float[] dst, int dstOffset, int length) {
-        Objects.checkFromIndexSize(dstOffset, length, Objects.requireNonNull(dst, "dst").length);
-        checkRange(offset, length, 4);
-        enter();
-        try {
-            forEachChunk(offset, length, 4, (view, done, n) -> view.asFloatBuffer().get(dst, dstOffset + done, n));
-        } finally {
-            exit();
-        }
-    }
-
-    /**
-     * Copies {@code length} bytes from {@code src[srcOffset]} into this buffer from byte {@code offset}.
-     *
-     * @param offset first byte to write
-     * @param src the source array
-     * @param srcOffset first element of {@code src} to copy
-     * @param length number of bytes
-     * @throws NullPointerException if {@code src} is {@code null}
-     * @throws IllegalArgumentException if a range is outside the array or the buffer
-     * @throws IllegalStateException if the buffer is closed
-     */
-    public void put(long offset, byte[] src, int srcOffset, int length) {
-        Objects.checkFromIndexSize(srcOffset, length, Objects.requireNonNull(src, "src").length);
-        checkRange(offset, length, 1);
-        enter();
-        try {
-            forEachChunk(offset, length, 1, (view, done, n) -> view.put(src, srcOffset + done, n));
-        } finally {
-            exit();
-        }
-    }
-
-    /**
-     * Copies {@code length} bytes from this buffer, from byte {@code offset}, into {@code dst[dstOffset]}.
-     *
-     * @param offset first byte to read
-     * @param dst the destination array
-     * @param dstOffset first element of {@code dst} to write
-     * @param length number of bytes
-     * @throws NullPointerException if {@code dst} is {@code null}
-     * @throws IllegalArgumentException if a range is outside the array or the buffer
-     * @throws IllegalStateException if the buffer is closed
-     */
-    public void get(long offset, byte[] dst, int dstOffset, int length) {
-        Objects.checkFromIndexSize(dstOffset, length, Objects.requireNonNull(dst, "dst").length);
-        checkRange(offset, length, 1);
-        enter();
-        try {
-            forEachChunk(offset, length, 1, (view, done, n) -> view.get(dst, dstOffset + done, n));
-        } finally {
-            exit();
-        }
-    }
-
     /** A bulk step: moves {@code n} elements, starting at element {@code done}, through {@code view} (positioned). */
-    private interface Chunk {
+    interface Chunk {
         void move(ByteBuffer view, int done, int n);
     }
 
     /** Splits {@code length} elements of {@code size} bytes from byte {@code offset} at segment ends. Call entered. */
-    private void forEachChunk(long offset, int length, int size, Chunk chunk) {
+    void forEachChunk(long offset, int length, int size, Chunk chunk) {
         for (int done = 0; done < length; ) {
             long at = offset + (long) size * done;
             int n = (int) Math.min(length - done, (SEGMENT_BYTES - at % SEGMENT_BYTES + size - 1) / size);
@@ -361,11 +165,12 @@ public final class HostBuffer extends NativeResource implements AutoCloseable {
         }
     }
 
-    private ByteBuffer segment(long offset) {
+    /** The internal view that holds byte {@code offset}, at {@link #local(long) local(offset)}. Call entered. */
+    ByteBuffer segment(long offset) {
         return segments[(int) (offset / SEGMENT_BYTES)];
     }
 
-    private static int local(long offset) {
+    static int local(long offset) {
         return (int) (offset % SEGMENT_BYTES);
     }
 
