@@ -5,7 +5,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Copies between Java arrays (and heap ByteBuffers) and device memory, for {@link Handle} and
+ * Copies between Java arrays (and ByteBuffers) and device memory, for {@link Handle} and
  * {@link DeviceBuffer} (rules T1 and L4): the checks, the split of large copies into ranges copied
  * on several threads ({@link TransferPlan}, {@link TransferThreads}), and the asynchronous copies.
  * Each range moves through the native pipeline ({@code rust/src/core/transfer}): pinned staging
@@ -141,7 +141,42 @@ final class ArrayTransfers {
     }
 
     /**
-     * {@link Handle#copyToDevice(ByteBuffer, int, DeviceBuffer, long)} and {@code copyToHost} for a heap
+     * {@link Handle#copyToDevice(ByteBuffer, int, DeviceBuffer, long) Handle.copyToDevice(ByteBuffer, int, DeviceBuffer, long)} and {@code copyToHost}: a direct
+     * buffer goes to the driver with no staging, a heap buffer through {@link #copyHeapBuffer}.
+     */
+    static void copyByteBuffer(Handle handle, DeviceBuffer buffer, ByteBuffer host, int offset, long bytes, boolean upload) {
+        Capture.refuseOnThisThread(upload ? "a copy from a ByteBuffer to the device" : "a copy from the device to a ByteBuffer");
+        Objects.requireNonNull(buffer, "device buffer");
+        Objects.requireNonNull(host, "ByteBuffer");
+        if (!upload && host.isReadOnly()) {
+            throw new IllegalArgumentException("the destination ByteBuffer is read-only");
+        }
+        if (offset < 0 || bytes < 0 || offset > host.capacity() - bytes) {
+            throw new IllegalArgumentException("byte range [" + offset + ", " + offset + "+" + bytes
+                    + ") is outside the ByteBuffer's capacity of " + host.capacity());
+        }
+        buffer.checkBytes(bytes, upload ? "destination" : "source");
+        if (!host.isDirect()) {
+            copyHeapBuffer(handle, buffer, host, offset, bytes, upload);
+            return;
+        }
+        long h = handle.enter();
+        long b = 0;
+        try {
+            b = buffer.enterFor(handle);
+            if (upload) {
+                NativeApi.uploadDirect(h, b, buffer.byteOffset(), host, offset, bytes);
+            } else {
+                NativeApi.downloadDirect(h, b, buffer.byteOffset(), host, offset, bytes);
+            }
+        } finally {
+            DeviceBuffer.exit(buffer, b);
+            handle.exit();
+        }
+    }
+
+    /**
+     * {@link Handle#copyToDevice(ByteBuffer, int, DeviceBuffer, long) Handle.copyToDevice(ByteBuffer, int, DeviceBuffer, long)} and {@code copyToHost} for a heap
      * ByteBuffer (range and read-only checks done): its backing array goes through {@link #copy}; a
      * read-only one, whose array is out of reach, is read into a temporary array piece by piece.
      */

@@ -4,6 +4,36 @@ package dev.cuhandle;
  * Device memory of one context (rule K3). Created by a {@link Handle}; copies use that handle's
  * stream unless another handle of the same context is given. A {@link #slice} is a view that
  * shares the memory and never frees it. Close it; a cleaner frees unreachable unclosed buffers.
+ *
+ * <h2 id="arrays">Copies between Java arrays and the device</h2>
+ *
+ * <p>The copies of this class ({@code upload}, {@code download}) and those of {@link Handle}
+ * ({@code copyToDevice}, {@code copyToHost}, {@code upload} and their asynchronous forms) never pin
+ * a Java array, and the calling thread holds no part of it while it waits for the GPU, so a copy never holds up the garbage collector or other threads
+ * (rule L4). The elements move in chunks through page-locked staging memory of the handle's
+ * context (a small pool, reused by later copies): JNI region copies fill one chunk while the DMA of
+ * the one before runs, and downloads run the same way in reverse, so a copy takes about as long as
+ * the slower of the two steps, and the DMA runs at the speed of pinned memory. An array of 2 MiB or
+ * more (by default) is split into ranges that several threads copy at once (the caller and
+ * cuhandle's {@code cuhandle-transfer-helper} threads), all on the handle's stream. Chunk sizes
+ * and thread counts are chosen by size; the system properties {@code cuhandle.transfer.threads},
+ * {@code bytesPerThread}, {@code chunkBytes}, {@code minChunkBytes}, {@code depth} and
+ * {@code idleSlots} (all under {@code cuhandle.transfer.}) tune them.
+ *
+ * <p>Heap ByteBuffers take the same path. Direct ByteBuffers and {@link HostBuffer}s go to the
+ * driver with no staging; a direct buffer copied many times can be page-locked with
+ * {@link HostRegistration#register(Handle, java.nio.ByteBuffer)}.
+ *
+ * <h2 id="async">Asynchronous array copies</h2>
+ *
+ * <p>{@code uploadAsync} and {@code downloadAsync} of an array return a future at once; a
+ * {@code cuhandle-transfer-async} thread runs the copy as above, on the stream the handle uses at
+ * the call, after the work queued on it before. <b>Do not touch the array, and do not use the
+ * buffer (an upload's destination is not filled yet, a download's source must not change), until
+ * the future completes</b>: once the last chunk is on the device (upload) or in the array
+ * (download). Work queued on the handle after the call is not ordered after the copy:
+ * queue it when the future completes ({@code thenRun}). The handle and the buffer stay in use until
+ * then (their {@code close()} waits). At most 32 such copies run at once; more wait their turn.
  */
 public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoCloseable {
     private final Handle owner;

@@ -6,15 +6,15 @@ import java.util.Objects;
 
 /**
  * A direct ByteBuffer page-locked for repeated copies ({@code cuMemHostRegister}, portable to every
- * context), until {@link #close()}. While registered, {@link Handle#copyToDevice(ByteBuffer, int, DeviceBuffer, long)}
- * and {@link Handle#copyToHost(DeviceBuffer, ByteBuffer, int, long)} with that buffer (or any view of
+ * context), until {@link #close()}. While registered, {@link Handle#copyToDevice(ByteBuffer, int, DeviceBuffer, long) Handle.copyToDevice(ByteBuffer, int, DeviceBuffer, long)}
+ * and {@link Handle#copyToHost(DeviceBuffer, ByteBuffer, int, long) Handle.copyToHost(DeviceBuffer, ByteBuffer, int, long)} with that buffer (or any view of
  * its memory) run at pinned speed, straight from and to its memory: the driver no longer stages
  * pageable memory through its own buffer. An upload from registered memory is asynchronous: change
  * the bytes only once the stream has passed the copy ({@link Handle#synchronize()}).
  *
  * <p>Page-locking takes memory from the operating system and is slow (milliseconds per GiB):
  * register a buffer you copy many times, not one per copy. For memory you allocate anyway, a
- * {@link HostBuffer} ({@link Handle#allocateHost(long)}) is pinned from the start.
+ * {@link HostBuffer} ({@link Handle#allocateHost(long) Handle.allocateHost(long)}) is pinned from the start.
  *
  * <p><b>Lifetime.</b> The registration holds the ByteBuffer, so its memory stays allocated while
  * registered. Close it once the copies that use the buffer are done ({@code synchronize()} the

@@ -1,7 +1,7 @@
 package dev.cuhandle;
 
 /**
- * What the memory of a handle's context holds, from {@link Handle#memoryStats()} (rule M1 of
+ * What the memory of a handle's context holds, from {@link Handle#memoryStats() Handle.memoryStats()} (rule M1 of
  * docs/design.md).
  *
  * <p>Device memory comes from a stream-ordered pool of cuhandle's own per context
@@ -9,7 +9,7 @@ package dev.cuhandle;
  * memory stays in the pool for reuse, up to the release threshold set with
  * {@code -Dcuhandle.pool.releaseThreshold=<bytes>} (default {@code unlimited}, as PyTorch's
  * caching allocator; {@code 0} gives memory back at every synchronisation), and goes back to the
- * device with {@link Handle#trimMemory()}, when an allocation runs out of memory (the pool is
+ * device with {@link Handle#trimMemory() Handle.trimMemory()}, when an allocation runs out of memory (the pool is
  * trimmed and the allocation tried once more), and when the last cuhandle object of the context
  * is gone. {@code -Dcuhandle.pool.enabled=false}, or a device or driver without memory pools,
  * selects plain {@code cuMemAlloc}, whose free waits for the whole context.
@@ -71,7 +71,7 @@ public final class MemoryStats {
 
     /**
      * Bytes of device memory the context's pool holds: in use plus kept for reuse (0 without a pool).
-     * {@link Handle#trimMemory()} gives back the difference.
+     * {@link Handle#trimMemory() Handle.trimMemory()} gives back the difference.
      *
      * @return bytes reserved from the device
      */

@@ -65,6 +65,16 @@ abstract class NativeResource {
         return pointer;
     }
 
+    /** Runs a native operation on the entered pointer, within {@link #enter()} and {@link #exit()} (a static method reference allocates nothing). */
+    final void call(LongConsumer operation) {
+        long pointer = enter();
+        try {
+            operation.accept(pointer);
+        } finally {
+            exit();
+        }
+    }
+
     /** Leaves a call; keeps this object reachable until here, so the cleaner never runs during a call (L2). */
     final void exit() {
         state.exit();
