@@ -31,16 +31,6 @@ import java.util.Objects;
  * </ul>
  */
 public final class Blas {
-    private static final int SCAL = 0;
-    private static final int AXPY = 1;
-    private static final int COPY = 2;
-    private static final int SWAP = 3;
-    private static final int DOT = 0;
-    private static final int NRM2 = 1;
-    private static final int ASUM = 2;
-    private static final int IAMAX = 3;
-    private static final String[] REDUCTION_NAMES = {"dot", "nrm2", "asum", "iamax"};
-
     private Blas() {}
 
     /**
@@ -61,7 +51,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void sscal(Handle h, long n, float alpha, DeviceBuffer x, long incx) {
-        update(h, 4, SCAL, n, alpha, x, incx, null, 0);
+        BlasCall.update(h, 4, BlasCall.SCAL, n, alpha, x, incx, null, 0);
     }
 
     /**
@@ -82,7 +72,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void dscal(Handle h, long n, double alpha, DeviceBuffer x, long incx) {
-        update(h, 8, SCAL, n, alpha, x, incx, null, 0);
+        BlasCall.update(h, 8, BlasCall.SCAL, n, alpha, x, incx, null, 0);
     }
 
     /**
@@ -105,7 +95,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void saxpy(Handle h, long n, float alpha, DeviceBuffer x, long incx, DeviceBuffer y, long incy) {
-        update(h, 4, AXPY, n, alpha, x, incx, y, incy);
+        BlasCall.update(h, 4, BlasCall.AXPY, n, alpha, x, incx, y, incy);
     }
 
     /**
@@ -128,7 +118,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void daxpy(Handle h, long n, double alpha, DeviceBuffer x, long incx, DeviceBuffer y, long incy) {
-        update(h, 8, AXPY, n, alpha, x, incx, y, incy);
+        BlasCall.update(h, 8, BlasCall.AXPY, n, alpha, x, incx, y, incy);
     }
 
     /**
@@ -149,7 +139,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void scopy(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy) {
-        update(h, 4, COPY, n, 0, x, incx, y, incy);
+        BlasCall.update(h, 4, BlasCall.COPY, n, 0, x, incx, y, incy);
     }
 
     /**
@@ -170,7 +160,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void dcopy(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy) {
-        update(h, 8, COPY, n, 0, x, incx, y, incy);
+        BlasCall.update(h, 8, BlasCall.COPY, n, 0, x, incx, y, incy);
     }
 
     /**
@@ -191,7 +181,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void sswap(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy) {
-        update(h, 4, SWAP, n, 0, x, incx, y, incy);
+        BlasCall.update(h, 4, BlasCall.SWAP, n, 0, x, incx, y, incy);
     }
 
     /**
@@ -212,7 +202,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void dswap(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy) {
-        update(h, 8, SWAP, n, 0, x, incx, y, incy);
+        BlasCall.update(h, 8, BlasCall.SWAP, n, 0, x, incx, y, incy);
     }
 
     /**
@@ -235,7 +225,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static float sdot(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy) {
-        return (float) reduce(h, 4, DOT, n, x, incx, y, incy, null);
+        return (float) BlasCall.reduce(h, 4, BlasCall.DOT, n, x, incx, y, incy, null);
     }
 
     /**
@@ -258,7 +248,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static double ddot(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy) {
-        return reduce(h, 8, DOT, n, x, incx, y, incy, null);
+        return BlasCall.reduce(h, 8, BlasCall.DOT, n, x, incx, y, incy, null);
     }
 
     /**
@@ -284,7 +274,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void sdot(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy, DeviceBuffer result) {
-        reduce(h, 4, DOT, n, x, incx, y, incy, Objects.requireNonNull(result, "result"));
+        BlasCall.reduce(h, 4, BlasCall.DOT, n, x, incx, y, incy, Objects.requireNonNull(result, "result"));
     }
 
     /**
@@ -310,7 +300,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void ddot(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy, DeviceBuffer result) {
-        reduce(h, 8, DOT, n, x, incx, y, incy, Objects.requireNonNull(result, "result"));
+        BlasCall.reduce(h, 8, BlasCall.DOT, n, x, incx, y, incy, Objects.requireNonNull(result, "result"));
     }
 
     /**
@@ -332,7 +322,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static float snrm2(Handle h, long n, DeviceBuffer x, long incx) {
-        return (float) reduce(h, 4, NRM2, n, x, incx, null, 0, null);
+        return (float) BlasCall.reduce(h, 4, BlasCall.NRM2, n, x, incx, null, 0, null);
     }
 
     /**
@@ -354,7 +344,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static double dnrm2(Handle h, long n, DeviceBuffer x, long incx) {
-        return reduce(h, 8, NRM2, n, x, incx, null, 0, null);
+        return BlasCall.reduce(h, 8, BlasCall.NRM2, n, x, incx, null, 0, null);
     }
 
     /**
@@ -380,7 +370,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void snrm2(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer result) {
-        reduce(h, 4, NRM2, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
+        BlasCall.reduce(h, 4, BlasCall.NRM2, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
     }
 
     /**
@@ -406,7 +396,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void dnrm2(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer result) {
-        reduce(h, 8, NRM2, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
+        BlasCall.reduce(h, 8, BlasCall.NRM2, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
     }
 
     /**
@@ -427,7 +417,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static float sasum(Handle h, long n, DeviceBuffer x, long incx) {
-        return (float) reduce(h, 4, ASUM, n, x, incx, null, 0, null);
+        return (float) BlasCall.reduce(h, 4, BlasCall.ASUM, n, x, incx, null, 0, null);
     }
 
     /**
@@ -447,7 +437,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static double dasum(Handle h, long n, DeviceBuffer x, long incx) {
-        return reduce(h, 8, ASUM, n, x, incx, null, 0, null);
+        return BlasCall.reduce(h, 8, BlasCall.ASUM, n, x, incx, null, 0, null);
     }
 
     /**
@@ -471,7 +461,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void sasum(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer result) {
-        reduce(h, 4, ASUM, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
+        BlasCall.reduce(h, 4, BlasCall.ASUM, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
     }
 
     /**
@@ -495,7 +485,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void dasum(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer result) {
-        reduce(h, 8, ASUM, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
+        BlasCall.reduce(h, 8, BlasCall.ASUM, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
     }
 
     /**
@@ -518,7 +508,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static long isamax(Handle h, long n, DeviceBuffer x, long incx) {
-        return (long) reduce(h, 4, IAMAX, n, x, incx, null, 0, null);
+        return (long) BlasCall.reduce(h, 4, BlasCall.IAMAX, n, x, incx, null, 0, null);
     }
 
     /**
@@ -541,7 +531,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static long idamax(Handle h, long n, DeviceBuffer x, long incx) {
-        return (long) reduce(h, 8, IAMAX, n, x, incx, null, 0, null);
+        return (long) BlasCall.reduce(h, 8, BlasCall.IAMAX, n, x, incx, null, 0, null);
     }
 
     /**
@@ -566,7 +556,7 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void isamax(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer result) {
-        reduce(h, 4, IAMAX, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
+        BlasCall.reduce(h, 4, BlasCall.IAMAX, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
     }
 
     /**
@@ -591,54 +581,6 @@ public final class Blas {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public static void idamax(Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer result) {
-        reduce(h, 8, IAMAX, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
-    }
-
-    private static void update(Handle h, int es, int op, long n, double alpha, DeviceBuffer x, long incx, DeviceBuffer y, long incy) {
-        Objects.requireNonNull(h, "handle");
-        Objects.requireNonNull(x, "x");
-        if (op != SCAL) {
-            Objects.requireNonNull(y, "y");
-        }
-        call(h, false, es, op, n, alpha, x, incx, y, incy, null);
-    }
-
-    private static double reduce(Handle h, int es, int op, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy, DeviceBuffer result) {
-        Objects.requireNonNull(h, "handle");
-        Objects.requireNonNull(x, "x");
-        if (op == DOT) {
-            Objects.requireNonNull(y, "y");
-        }
-        if (result == null) {
-            Capture.refuseOnThisThread("Blas." + REDUCTION_NAMES[op] + " with a host result (it waits for the GPU; pass a result buffer)");
-        }
-        return call(h, true, es, op, n, 0, x, incx, y, incy, result);
-    }
-
-    /** One native BLAS call with the handle and every buffer entered (y and result may be null). */
-    private static double call(Handle h, boolean reduction, int es, int op, long n, double alpha,
-            DeviceBuffer x, long incx, DeviceBuffer y, long incy, DeviceBuffer result) {
-        long hp = h.enter();
-        long xp = 0;
-        long yp = 0;
-        long rp = 0;
-        try {
-            xp = x.enterFor(h);
-            yp = DeviceBuffer.enterFor(y, h);
-            rp = DeviceBuffer.enterFor(result, h);
-            long yOffset = y == null ? 0 : y.byteOffset();
-            long yLength = y == null ? 0 : y.byteLength();
-            if (!reduction) {
-                NativeApi.blasUpdate(hp, es, op, n, alpha, xp, x.byteOffset(), x.byteLength(), incx, yp, yOffset, yLength, incy);
-                return 0;
-            }
-            return NativeApi.blasReduce(hp, es, op, n, xp, x.byteOffset(), x.byteLength(), incx, yp, yOffset, yLength, incy,
-                    rp, result == null ? 0 : result.byteOffset(), result == null ? 0 : result.byteLength());
-        } finally {
-            DeviceBuffer.exit(result, rp);
-            DeviceBuffer.exit(y, yp);
-            DeviceBuffer.exit(x, xp);
-            h.exit();
-        }
+        BlasCall.reduce(h, 8, BlasCall.IAMAX, n, x, incx, null, 0, Objects.requireNonNull(result, "result"));
     }
 }

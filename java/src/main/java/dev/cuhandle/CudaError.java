@@ -1,32 +1,27 @@
 package dev.cuhandle;
 
 /**
- * Every {@code CUresult} value of the CUDA driver API, as declared in {@code cuda.h} of
- * <b>CUDA 13.0</b> ({@code CUDA_VERSION 13000}): 101 values, from {@code CUDA_SUCCESS} (0) to
- * {@code CUDA_ERROR_UNKNOWN} (999).
+ * Every {@code CUresult} value of the CUDA driver API, as declared in {@code cuda.h} of <b>CUDA 13.0</b>
+ * ({@code CUDA_VERSION 13000}): 101 values, from {@code CUDA_SUCCESS} (0) to {@code CUDA_ERROR_UNKNOWN} (999).
  *
- * <p>Sources. The set of names and codes is the CUDA 13.0 {@code cudaError_enum} exactly as
- * bindgen generated it from the 13.0 {@code cuda.h} in the {@code cudarc} 0.19.10 driver bindings
- * ({@code src/driver/sys/mod.rs}, the variant gated on {@code feature = "cuda-13000"}). Each
- * {@link #description()} condenses the doc comment of that enumerator in {@code cuda.h}: the text
- * is that of the CUDA 13.1.1 {@code cuda.h} (as extracted verbatim by NVIDIA's cuda-python), whose
- * {@code CUresult} differs from 13.0 only by adding {@code CUDA_ERROR_STREAM_DETACHED} (917), and
- * was cross-checked against the CUDA 11.8 {@code cuda.h} for every code that already existed
- * there. Codes newer than 13.0 (917 and up) are not constants of this enum:
- * {@link #fromCode(int)} returns {@code null} for them and {@link #nameOf(int)} reports them as
- * unknown.
+ * <p>Sources. The set of names and codes is the CUDA 13.0 {@code cudaError_enum} exactly as bindgen generated it
+ * from the 13.0 {@code cuda.h} in the {@code cudarc} 0.19.10 driver bindings ({@code src/driver/sys/mod.rs}, the
+ * variant gated on {@code feature = "cuda-13000"}). Each {@link #description()} condenses the doc comment of that
+ * enumerator in {@code cuda.h}: the text is that of the CUDA 13.1.1 {@code cuda.h} (as extracted verbatim by
+ * NVIDIA's cuda-python), whose {@code CUresult} differs from 13.0 only by adding {@code CUDA_ERROR_STREAM_DETACHED}
+ * (917), and was cross-checked against the CUDA 11.8 {@code cuda.h} for every code that already existed there. Newer
+ * codes (917 and up) are no constants: {@link #fromCode(int)} returns {@code null}, {@link #nameOf(int)} says unknown.
  *
- * <p>{@link #isSticky()} is {@code true} exactly for the errors whose {@code cuda.h} documentation
- * says the process (or, for {@link #ASSERT}, the context) is left unusable: "This leaves the
- * process in an inconsistent state and any further CUDA work will return the same error. To
- * continue using CUDA, the process must be terminated and relaunched." ({@link #CONTAINED},
- * {@link #ILLEGAL_ADDRESS}, {@link #LAUNCH_TIMEOUT}, {@link #HARDWARE_STACK_ERROR},
- * {@link #ILLEGAL_INSTRUCTION}, {@link #MISALIGNED_ADDRESS}, {@link #INVALID_ADDRESS_SPACE},
- * {@link #INVALID_PC}, {@link #LAUNCH_FAILED}, {@link #TENSOR_MEMORY_LEAK},
- * {@link #EXTERNAL_DEVICE}), plus {@link #MPS_CLIENT_TERMINATED} ("To continue using CUDA, the
- * process must be terminated and relaunched.") and {@link #ASSERT} ("The context cannot be used
- * anymore, and must be destroyed."). {@link #ECC_UNCORRECTABLE} is not sticky by this rule: its
- * documentation only says that an uncorrectable ECC error was detected.
+ * <p>{@link #isSticky()} is {@code true} exactly for the errors whose {@code cuda.h} documentation says the process
+ * (or, for {@link #ASSERT}, the context) is left unusable: "This leaves the process in an inconsistent state and any
+ * further CUDA work will return the same error. To continue using CUDA, the process must be terminated and
+ * relaunched." ({@link #CONTAINED}, {@link #ILLEGAL_ADDRESS}, {@link #LAUNCH_TIMEOUT},
+ * {@link #HARDWARE_STACK_ERROR}, {@link #ILLEGAL_INSTRUCTION}, {@link #MISALIGNED_ADDRESS},
+ * {@link #INVALID_ADDRESS_SPACE}, {@link #INVALID_PC}, {@link #LAUNCH_FAILED}, {@link #TENSOR_MEMORY_LEAK},
+ * {@link #EXTERNAL_DEVICE}), plus {@link #MPS_CLIENT_TERMINATED} ("To continue using CUDA, the process must be
+ * terminated and relaunched.") and {@link #ASSERT} ("The context cannot be used anymore, and must be destroyed.").
+ * {@link #ECC_UNCORRECTABLE} is not sticky by this rule: its documentation only says an uncorrectable ECC error was
+ * detected.
  */
 public enum CudaError {
     /** {@code CUDA_SUCCESS} = 0. */
@@ -523,23 +518,13 @@ public enum CudaError {
     UNKNOWN(999, "CUDA_ERROR_UNKNOWN", false,
             "An unknown internal error has occurred.");
 
-    /** Table indexed by code; codes are small (0..999), so a plain array gives O(1) lookup. */
-    private static final CudaError[] BY_CODE;
+    /** The constants by code, for lookup in constant time ({@code CUresult} values run from 0 to 999). */
+    private static final CudaError[] BY_CODE = new CudaError[1000];
 
     static {
-        int max = 0;
         for (CudaError e : values()) {
-            max = Math.max(max, e.code);
+            BY_CODE[e.code] = e;
         }
-        CudaError[] table = new CudaError[max + 1];
-        for (CudaError e : values()) {
-            if (table[e.code] != null) {
-                throw new ExceptionInInitializerError(
-                        "duplicate CUresult code " + e.code + ": " + table[e.code] + ", " + e);
-            }
-            table[e.code] = e;
-        }
-        BY_CODE = table;
     }
 
     private final int code;
