@@ -20,37 +20,26 @@ final class ArrayTransfers {
 
     /** A primitive array type: the JVM's letter for it (which picks JNI's region copy) and its element size. */
     private enum Kind {
-        BYTE('B', 1), SHORT('S', 2), CHAR('C', 2), INT('I', 4), LONG('J', 8), FLOAT('F', 4), DOUBLE('D', 8);
+        BYTE(byte.class, 'B', 1), SHORT(short.class, 'S', 2), CHAR(char.class, 'C', 2), INT(int.class, 'I', 4), LONG(long.class, 'J', 8),
+        FLOAT(float.class, 'F', 4), DOUBLE(double.class, 'D', 8);
 
+        private static final Kind[] ALL = values();
+        final Class<?> element;
         final int code;
         final int bytes;
 
-        Kind(char code, int bytes) {
+        Kind(Class<?> element, char code, int bytes) {
+            this.element = element;
             this.code = code;
             this.bytes = bytes;
         }
 
         static Kind of(Object array) {
-            if (array instanceof float[]) {
-                return FLOAT;
-            }
-            if (array instanceof double[]) {
-                return DOUBLE;
-            }
-            if (array instanceof int[]) {
-                return INT;
-            }
-            if (array instanceof long[]) {
-                return LONG;
-            }
-            if (array instanceof byte[]) {
-                return BYTE;
-            }
-            if (array instanceof short[]) {
-                return SHORT;
-            }
-            if (array instanceof char[]) {
-                return CHAR;
+            Class<?> element = array.getClass().getComponentType();
+            for (Kind kind : ALL) {
+                if (kind.element == element) {
+                    return kind;
+                }
             }
             throw new IllegalArgumentException("unsupported array type " + array.getClass().getSimpleName()
                     + "; expected byte[], short[], char[], int[], long[], float[] or double[]");
