@@ -1,5 +1,5 @@
 // cuBLAS level 1 baseline for cuhandle's own kernels: every routine at every power-of-two size,
-// measured exactly as java/src/test/java/dev/cuhandle/bench/BlasBenchmark.java measures cuhandle
+// measured exactly as java/src/test/bench/dev/cuhandle/bench/BlasBenchmark.java measures cuhandle
 // (same sizes, same batching and time box, same data), so that tests/bench/report.py can divide.
 //
 // Build and run on the GPU machine (tests/bench/run-all.sh does both):
