@@ -36,9 +36,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p><b>Latency, and why a joiner polls.</b> The path above costs several thread wake-ups after the
  * GPU finishes: the driver's host-function thread, this class's thread, a dispatch thread, and
- * finally the thread parked in {@code join()}. On an H200 that added about 78 µs over
- * {@code cuStreamSynchronize} (issue 12; the goal is 50). Two are removed without giving up a
- * guarantee. The dispatch hop: the leader completes the future itself after handing its role on
+ * finally the thread parked in {@code join()}, each a wake-up that {@code cuStreamSynchronize}
+ * does not pay (docs/measurements.md). Two are removed without giving up a guarantee. The dispatch hop: the leader completes the future itself after handing its role on
  * (leader/followers), so the successor's wake-up runs in parallel instead of in front. The
  * host-function and completion hops, for a thread that is already waiting: a future that
  * someone joins ({@code join}, {@code get}) is a {@link WaitingFuture}, whose waiting thread first
@@ -301,7 +300,8 @@ final class Completions {
      */
     static void settleAll(Handle handle) {
         // Most handles never made a future: skip the scan, whose cost follows the map's table, which
-        // never shrinks (after 10,000 futures an empty map still took 35 µs per close on the H200).
+        // never shrinks: after many futures, an empty map still costs every close a long scan
+        // (docs/measurements.md).
         if (handle.pendingFutures.get() == 0) {
             return;
         }

@@ -48,7 +48,7 @@ final class Native {
      * level to what the logger enables. Until then the native side keeps every record (level
      * {@link NativeLog#ALL_NATIVE_LEVELS}); the logger filters them when they are published, so none is
      * lost and none below the logger's level appears. The set-up (logging framework and its
-     * configuration) costs a fresh JVM 8-20 ms, which would otherwise delay the first
+     * configuration) costs a fresh JVM milliseconds (docs/measurements.md), which would otherwise delay the first
      * {@code Handle.create()}. A named class rather than a lambda: the first lambda costs a fresh JVM
      * milliseconds of bootstrap as well.
      */

@@ -17,8 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class NativeLog {
     /**
-     * The logger, made on first use: {@code System.getLogger} sets up the logging framework, 8-20 ms
-     * in a fresh JVM, which must not delay loading the library (see {@link Native}).
+     * The logger, made on first use: {@code System.getLogger} sets up the logging framework, which takes
+     * a fresh JVM milliseconds and must not delay loading the library (see {@link Native}).
      */
     private static final class Holder {
         static final System.Logger LOGGER = System.getLogger("dev.cuhandle");

@@ -12,7 +12,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Issue 9 (6), rule L4: array downloads held a JNI critical region across the wait for queued GPU
- * work, and every other thread's allocation stalled until the GPU was done (3.0 s measured). The
+ * work, and every other thread's allocation stalled until the GPU was done (all 3 s of it). The
  * array is now filled by bounded region copies after each wait. Goal: another thread's worst
  * stall is at most 50 ms during a 3 s GPU-bound download; the test fails at 500 ms (far from
  * both the goal and the old 3 s, so machine noise cannot decide it) and prints the figure.

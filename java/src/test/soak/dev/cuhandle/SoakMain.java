@@ -30,8 +30,8 @@ import java.util.concurrent.TimeUnit;
  * baseline and RSS grew by at most {@value #RSS_TOLERANCE_MIB} MiB. Run it with a small minimum
  * heap ({@code -Xms64m}, as {@code run-soak} does) so that the heap shrinks back after the final
  * GCs and RSS compares the native side; progress (ops, RSS, heap) is printed every 30 s
- * ({@code -Dcuhandle.soakProgressSeconds=N}). On an H200, 16 threads, RSS settled about 190 MiB
- * above the baseline (malloc arenas, JIT, driver) after 60 s and stayed there at 200 s.
+ * ({@code -Dcuhandle.soakProgressSeconds=N}). RSS settles above the baseline (malloc arenas, the JIT,
+ * the driver) within the first minute and stays there (docs/measurements.md).
  *
  * <p>Every worker thread works on one handle shared by all threads and on a private handle of its
  * own (all on device 0's primary context, so buffers may cross handles). Stream-ordering rules the

@@ -79,8 +79,8 @@ public final class BlasBenchmark {
     /**
      * Untimed calls until the JIT has compiled the Java side of every call path (C2 compiles a method
      * after about 10,000 invocations): without this the first routine's small sizes, measured while
-     * the JIT still works, looked 1.5 µs slower per call than the same calls later (H200 run of
-     * 2026-12-01). C has no such phase, so this is the steady state both sides are compared in.
+     * the JIT still works, look slower per call than the same calls later (docs/measurements.md). C
+     * has no such phase, so this is the steady state both sides are compared in.
      */
     private static void warmUp(Handle h, Map<String, SizedOp> routines, DeviceBuffer pristine, DeviceBuffer x, DeviceBuffer y) {
         long n = 1024;

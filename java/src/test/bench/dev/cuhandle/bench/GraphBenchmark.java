@@ -9,7 +9,7 @@ import java.util.Random;
 
 /**
  * CUDA graphs of handle calls (issue 12 item 3; goal on the H200: a graph of 100 small kernels
- * replays at <= 1.0 µs per kernel, against ~4 µs per stream launch measured in the same run). Both
+ * replays at <= 1.0 µs per kernel, set against stream launches of the same kernels). Both
  * are timed here, in one run: 100 {@code Blas.saxpy} calls of n=1 launched one by one on the
  * handle's stream, and the same 100 calls captured once and replayed with one {@code cuGraphLaunch}.
  * Each figure is the median over 9 runs of wall time to completion (the stream is synchronised at

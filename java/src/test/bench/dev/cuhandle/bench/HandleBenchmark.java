@@ -66,8 +66,8 @@ public final class HandleBenchmark {
             // Handle.stream() does only the handle protocol: enter/exit, JNI, context validation
             // (cuCtxGetId) and activation, then reads an atomic. The bare call is a JNI no-op.
             // The four take turns round by round and each overhead is the median of its per-round
-            // differences, so drift of the host's speed over seconds (10-15% on the H200's host)
-            // hits a call and the bare call it is set against alike.
+            // differences, so drift of the host's speed over seconds (docs/measurements.md) hits a
+            // call and the bare call it is set against alike.
             long user = NativeTestApi.createContext(0); // another context: switch + restore
             NativeTestApi.setCurrent(0);
             double[][] ns = new double[4][ROUNDS];
