@@ -132,17 +132,22 @@ pub(crate) fn max_cluster_size(handle: &Handle, function: CUfunction, shape: &La
     let ctx = handle.context();
     let Some(max_cluster_size) = ctx.driver().api.cuOccupancyMaxPotentialClusterSize else { return Ok(None) };
     let _scope = handle.activate()?;
+    // The cluster size asked for goes into the query: without it the driver answers for portable
+    // sizes only (at most 8 blocks on the H200, driver 580, even with the kernel's non-portable
+    // attribute set); "without required sizes, the cluster size must be specified in config"
+    // (cuOccupancyMaxPotentialClusterSize).
+    let (mut attrs, num_attrs) = attributes(&LaunchShape { cooperative: false, dependent: false, ..*shape });
     let config = LaunchConfig {
         grid: shape.grid,
         block: shape.block,
         shared_bytes: shape.shared_bytes,
         stream: handle.stream()?,
-        attrs: std::ptr::null_mut(),
-        num_attrs: 0,
+        attrs: attrs.as_mut_ptr(),
+        num_attrs,
     };
     let mut blocks = 0;
-    // SAFETY: out-pointer and config are valid locals (config has cuda.h's layout, tests below);
-    // `function` is the kernel's function in the handle's context, which is current.
+    // SAFETY: out-pointer, config and the attributes it points to are valid locals (cuda.h's
+    // layout, tests below); `function` is the kernel's function in the handle's context, current.
     ctx.check(unsafe { max_cluster_size(&mut blocks, function, &config) }, "cuOccupancyMaxPotentialClusterSize")?;
     Ok(Some(blocks.max(0) as u32))
 }
