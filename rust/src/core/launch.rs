@@ -17,6 +17,8 @@ pub const MAX_KERNEL_ARGS: usize = 64;
 const LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = 2;
 /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
 const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = 4;
+/// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`.
+const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: i32 = 15;
 /// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`.
 const LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: u32 = 6;
 
@@ -128,26 +130,28 @@ pub(crate) fn function_in_active_context(handle: &Handle, kernel: CUkernel) -> R
 /// the shape's cluster): 8, the portable limit, unless the kernel allows non-portable cluster sizes
 /// (`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`); then what the device can hold. `None`
 /// where the driver lacks the call.
-pub(crate) fn max_cluster_size(handle: &Handle, function: CUfunction, shape: &LaunchShape) -> Result<Option<u32>> {
+pub(crate) fn max_cluster_size(handle: &Handle, function: CUfunction, shape: &LaunchShape, non_portable_allowed: bool) -> Result<Option<u32>> {
     let ctx = handle.context();
     let Some(max_cluster_size) = ctx.driver().api.cuOccupancyMaxPotentialClusterSize else { return Ok(None) };
     let _scope = handle.activate()?;
-    // The cluster size asked for goes into the query: without it the driver answers for portable
-    // sizes only (at most 8 blocks on the H200, driver 580, even with the kernel's non-portable
-    // attribute set); "without required sizes, the cluster size must be specified in config"
-    // (cuOccupancyMaxPotentialClusterSize).
-    let (mut attrs, num_attrs) = attributes(&LaunchShape { cooperative: false, dependent: false, ..*shape });
+    if non_portable_allowed {
+        // The kernel's attribute (cuKernelSetAttribute, per device) did not reach a function the
+        // context had already loaded: on the H200 (driver 580) the query answered 8 for such a
+        // function. Setting it on the function itself, which the launch uses too, is idempotent.
+        // SAFETY: `function` is the kernel's function in the handle's context, which is current.
+        ctx.check(unsafe { (ctx.driver().api.cuFuncSetAttribute)(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) }, "cuFuncSetAttribute")?;
+    }
     let config = LaunchConfig {
         grid: shape.grid,
         block: shape.block,
         shared_bytes: shape.shared_bytes,
         stream: handle.stream()?,
-        attrs: attrs.as_mut_ptr(),
-        num_attrs,
+        attrs: std::ptr::null_mut(),
+        num_attrs: 0,
     };
     let mut blocks = 0;
-    // SAFETY: out-pointer, config and the attributes it points to are valid locals (cuda.h's
-    // layout, tests below); `function` is the kernel's function in the handle's context, current.
+    // SAFETY: out-pointer and config are valid locals (config has cuda.h's layout, tests below);
+    // `function` is the kernel's function in the handle's context, which is current.
     ctx.check(unsafe { max_cluster_size(&mut blocks, function, &config) }, "cuOccupancyMaxPotentialClusterSize")?;
     Ok(Some(blocks.max(0) as u32))
 }
