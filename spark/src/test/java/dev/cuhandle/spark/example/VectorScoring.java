@@ -45,7 +45,9 @@ public final class VectorScoring {
         return sc.parallelize(indices, partitions).mapPartitionsWithIndex((p, ignored) -> {
             long first = rows * p / partitions;
             long count = rows * (p + 1) / partitions - first;
-            return generated(count, dim, new SplittableRandom(seed + 0x9E3779B97F4A7C15L * (p + 1)));
+            // Each partition's generator seeded from a mixed value: seeds that differ by a multiple of
+            // SplittableRandom's step would give the same numbers, shifted.
+            return generated(count, dim, new SplittableRandom(new SplittableRandom(seed + 1 + p).nextLong()));
         }, true);
     }
 
