@@ -27,7 +27,7 @@ final class TaskHandles {
 
     private TaskHandles() {}
 
-    /** The handle of {@code task}, created and registered on first use. Called on the task's thread. */
+    /** The handle of {@code task}, created and registered on first use, on a thread that runs the task. */
     static Handle of(TaskContext task) {
         long id = task.taskAttemptId();
         Handle existing = BY_TASK.get(id);
@@ -48,7 +48,13 @@ final class TaskHandles {
             throw named;
         }
         OPEN.incrementAndGet();
-        BY_TASK.put(id, created);
+        Handle raced = BY_TASK.putIfAbsent(id, created);
+        if (raced != null) {
+            // Another thread of the same task (one that Spark gave the task's context) was first.
+            created.close();
+            OPEN.decrementAndGet();
+            return raced;
+        }
         // Registered last: a task that completed meanwhile runs the listener at once, closing it.
         task.addTaskCompletionListener((TaskCompletionListener) completed -> release(id));
         return created;

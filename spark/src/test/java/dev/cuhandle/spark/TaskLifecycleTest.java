@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cuhandle.StandIn;
 import dev.cuhandle.Cuda;
 import dev.cuhandle.DeviceBuffer;
 import dev.cuhandle.Dim3;
 import dev.cuhandle.Handle;
 import dev.cuhandle.Library;
+import dev.cuhandle.StandIn;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -20,13 +20,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.spark.TaskContext;
-import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.util.TaskCompletionListener;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -155,6 +156,39 @@ class TaskLifecycleTest {
             LOADED.add(loaded);
             return loaded;
         };
+    }
+
+    @Test
+    void aRetriedAttemptGetsAHandleOfItsOwnAndTheFailedOnesIsReleased() {
+        // local[2,2]: two threads, and a failed task is tried once more.
+        JavaSparkContext sc = TestSpark.start("local[2,2]");
+        try {
+            List<String> attempts = sc.parallelize(List.of(0, 1, 2, 3), 4).mapPartitions(TaskLifecycleTest::failFirstAttempt).collect();
+            for (String a : attempts) {
+                assertTrue(a.startsWith("attempt 1, first attempt's handle closed true, new handle "), a);
+                assertFalse(a.endsWith("same handle true"), a);
+            }
+            assertEquals(4, attempts.size());
+            assertEquals(0, GpuTask.openHandles());
+            assertEquals(0, StandIn.primaryRetains(0));
+        } finally {
+            sc.stop();
+        }
+    }
+
+    private static final Map<Integer, Handle> FIRST_ATTEMPTS = new ConcurrentHashMap<>();
+
+    private static Iterator<String> failFirstAttempt(Iterator<Integer> partition) {
+        int p = partition.next();
+        TaskContext context = TaskContext.get();
+        Handle h = GpuTask.handle();
+        if (context.attemptNumber() == 0) {
+            FIRST_ATTEMPTS.put(p, h);
+            throw new IllegalStateException("the first attempt of partition " + p + " fails on purpose");
+        }
+        Handle first = FIRST_ATTEMPTS.get(p);
+        return Collections.singletonList("attempt " + context.attemptNumber() + ", first attempt's handle closed " + first.isClosed()
+                + ", new handle " + !h.isClosed() + ", same handle " + (h == first)).iterator();
     }
 
     @Test
