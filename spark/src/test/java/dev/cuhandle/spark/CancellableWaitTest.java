@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cuhandle.StandIn;
 import dev.cuhandle.Cuda;
 import dev.cuhandle.CudaException;
 import dev.cuhandle.Dim3;
 import dev.cuhandle.Handle;
 import dev.cuhandle.Kernel;
+import dev.cuhandle.StandIn;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;

@@ -2,9 +2,9 @@ package dev.cuhandle.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.cuhandle.StandIn;
 import dev.cuhandle.Cuda;
 import dev.cuhandle.Handle;
+import dev.cuhandle.StandIn;
 import dev.cuhandle.spark.example.BarrierStage;
 import java.io.IOException;
 import java.nio.file.Files;

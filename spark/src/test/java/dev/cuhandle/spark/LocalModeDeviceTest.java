@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cuhandle.StandIn;
 import dev.cuhandle.CudaException;
+import dev.cuhandle.StandIn;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Iterator;

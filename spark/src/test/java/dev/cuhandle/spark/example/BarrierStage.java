@@ -7,8 +7,8 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.FlatMapFunction;
 import scala.Function1;
 import scala.jdk.javaapi.CollectionConverters;
-import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
+import scala.reflect.ClassTag;
 
 /**
  * {@code rdd.barrier().mapPartitions(f)} for Java: Spark's barrier API takes a Scala function and a
