@@ -17,18 +17,21 @@
  *       {@code spark.executor.resource.gpu.discoveryScript} runs (through {@code bin/cuhandle-gpu-discovery.sh}).</li>
  * </ul>
  *
- * <p>One machine with N GPUs (standalone master and worker on it, or {@code local-cluster}):
+ * <p>One machine with N GPUs, as a standalone master and worker on it (the worker discovers the
+ * GPUs and hands them to its executors; {@code local-cluster} takes the same keys):
  * <pre>
- * spark.executor.resource.gpu.amount=N
- * spark.executor.resource.gpu.discoveryScript=/opt/cuhandle/cuhandle-gpu-discovery.sh
  * spark.worker.resource.gpu.amount=N
  * spark.worker.resource.gpu.discoveryScript=/opt/cuhandle/cuhandle-gpu-discovery.sh
+ * spark.executor.resource.gpu.amount=1
+ * spark.executor.cores=4
  * spark.task.resource.gpu.amount=0.25      # 4 tasks share one GPU
  * spark.plugins=dev.cuhandle.spark.CuhandleSparkPlugin
  * </pre>
- * Plain local mode ({@code local[N]}) schedules no GPUs: leave every {@code *.resource.gpu.*} key out
- * (Spark would wait forever for GPU offers) and choose the device with {@code spark.cuhandle.device}.
- * The project's {@code docs/spark.md} covers clusters, cancellation and the example job.
+ * On YARN and Kubernetes the executor discovers its GPUs itself:
+ * {@code spark.executor.resource.gpu.discoveryScript}. Plain local mode ({@code local[N]}) schedules
+ * no GPUs: leave every {@code *.resource.gpu.*} key out (Spark would wait forever for GPU offers)
+ * and choose the device with {@code spark.cuhandle.device}. The project's {@code docs/spark.md}
+ * covers clusters, cancellation and the example job.
  *
  * <p>Spark is a {@code provided} dependency (Spark 4.1, Scala 2.13); this module needs Java 17, as
  * Spark 4 does.
