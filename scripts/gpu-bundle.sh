@@ -23,7 +23,6 @@ cp tests/bench/run-all.sh "$out/run-all"
 # The cuBLAS behaviour proofs behind docs/handles.md (run-all's `proof` step compiles them there).
 mkdir -p "$out/handles-proof"
 cp tests/handles-proof/*.cu "$out/handles-proof/"
-[ -f ../shared/anchors/anchors.cu ] && cp ../shared/anchors/anchors.cu "$out/bench/"
 jlink="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}/bin/jlink"
 "$jlink" --add-modules java.base,java.logging,java.management,jdk.management,jdk.unsupported,java.xml \
   --strip-debug --no-man-pages --no-header-files --compress=2 --output "$out/jre"

@@ -13,6 +13,10 @@ scripts/setup.sh --gradle
 export CARGO_TERM_COLOR=never
 # The benchmark report generator, on synthetic harness output (no GPU, no matplotlib needed).
 python3 tests/bench/test_report.py
+# The documentation check: every figure of docs/handles.md in a committed log under docs/runs/ that
+# its paragraph links, and no citation of files outside the repository (its own tests first).
+python3 scripts/test_check_docs.py
+python3 scripts/check_docs.py
 # install, not only verify: mavenLocal() is where the Gradle consumer finds the artifacts.
 mvn -B -ntp -Dstyle.color=never install "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
 

@@ -34,6 +34,18 @@ extern "C" __global__ void cuh_test_spin(long long cycles) {
   }
 }
 
+// Waits `cycles` SM clock ticks, then copies x to out: a late reader of x, for the tests of rule L3
+// (memory freed while a kernel on another stream still has to read it must not be handed out and
+// overwritten before that read). Every block waits, so no element is read early.
+extern "C" __global__ void cuh_test_late_copy(const float* x, float* out, int n, long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    out[i] = x[i];
+  }
+}
+
 // Called with an unmapped address (e.g. 0x10) to provoke CUDA_ERROR_ILLEGAL_ADDRESS, a sticky
 // error. volatile keeps the store even if the compiler could prove the pointer bad.
 extern "C" __global__ void cuh_test_fault(int* p) { *static_cast<volatile int*>(p) = 1; }

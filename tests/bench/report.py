@@ -10,6 +10,8 @@ Input rows, from every harness of the run: impl,group,name,n,value,unit. Groups:
   launch_gap      name = args0, n = 1, value = us per launch of one loop variant (impl = the variant)
   handle          name = what, n = run (fresh JVM), value in ns or us
   cold            name = step, n = run (fresh process), value = ms
+  transfer        name = <type>_<h2d|d2h> (impl cuhandle, jcuda) or <h2d|d2h> (impl c_pageable, c_pinned: the
+                  same for every type), n = bytes, value = GB/s (median of the harness's rounds)
 Lines of anchors.cu's output ("driver_launch_us 4.3", "mt_launch_threads_4_Mlaunch_per_s 0.61") become
 rows of impl "c". Lines starting with '#' are kept as notes.
 
@@ -39,6 +41,10 @@ BLAS_GOAL = 0.98
 HOST_GOAL_US = 10.0
 COLD_GOAL_MS = 50.0
 ACTIVATION_GOAL_NS = 60.0
+TRANSFER_TYPES = ["float", "double"]
+TRANSFER_RATIO_GOAL = 1.0
+TRANSFER_GBPS_GOAL = 20.0
+TRANSFER_GBPS_GOAL_FROM = 64 << 20  # bytes: the GB/s goal holds from this size up
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
 
 
@@ -299,6 +305,44 @@ def cold_section(d, out):
                    f"goal {verdict(over <= COLD_GOAL_MS)}.")
 
 
+def size_label(n):
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def transfer_section(d, out):
+    sizes = sorted({k[3] for k in d.values if k[1] == "transfer" and k[0] in ("cuhandle", "jcuda")})
+    if not sizes:
+        return
+    out.append("")
+    out.append("### Java arrays to and from the device, against JCuda 12.6 and C (same run)")
+    out.append("")
+    out.append("GB/s (1e9 bytes/s), median of 7 rounds in which cuhandle and JCuda take turns in one JVM, each round the "
+               "median of a batch of copies. cuhandle: `copyToDevice(array, ...)` + `synchronize()`, `copyToHost(...)` "
+               "(pinned staging, region copies overlapping the DMA, large arrays split over threads; no critical region). "
+               "JCuda: `cuMemcpyHtoD(Pointer.to(array))` + `cuCtxSynchronize()`, `cuMemcpyDtoH` (the array pinned with a "
+               "critical region for the call). C: `cuMemcpy*Async` + `cuStreamSynchronize` from `malloc` (pageable) and "
+               f"`cuMemHostAlloc` (pinned) memory, `tests/bench/transfer_copy.cu`. Goal: cuhandle / JCuda at least "
+               f"{TRANSFER_RATIO_GOAL:.1f} at every size, and at least {TRANSFER_GBPS_GOAL:.0f} GB/s both ways from "
+               f"{size_label(TRANSFER_GBPS_GOAL_FROM)}.")
+    out.append("")
+    header(out, "array", "size", "direction", "cuhandle", "JCuda", "cuhandle / JCuda", "C pageable", "C pinned", "goal")
+    for t in TRANSFER_TYPES:
+        for n in sizes:
+            for direction in ("h2d", "d2h"):
+                ours, jc = d.get("cuhandle", "transfer", f"{t}_{direction}", n), d.get("jcuda", "transfer", f"{t}_{direction}", n)
+                if ours is None and jc is None:
+                    continue
+                r = ratio(ours, jc)
+                ok = None if ours is None else ((r is None or r >= TRANSFER_RATIO_GOAL)
+                                               and (n < TRANSFER_GBPS_GOAL_FROM or ours >= TRANSFER_GBPS_GOAL))
+                cells = [f"{t}[]", size_label(n), "host to device" if direction == "h2d" else "device to host", fmt(ours), fmt(jc), fmt(r),
+                         fmt(d.get("c_pageable", "transfer", direction, n)), fmt(d.get("c_pinned", "transfer", direction, n)), verdict(ok)]
+                out.append("| " + " | ".join(cells) + " |")
+
+
 def markdown(d, notes):
     out = []
     about = [n for n in notes if n.startswith("bench run") or n.startswith("cublas_l1 on")]
@@ -310,6 +354,7 @@ def markdown(d, notes):
     launch_section(d, out)
     handle_section(d, out)
     cold_section(d, out)
+    transfer_section(d, out)
     return "\n".join(out) + "\n"
 
 

@@ -1,13 +1,13 @@
 #!/bin/sh
 # Runs on the GPU host from inside a bundle made by scripts/gpu-bundle.sh: the self-test, the GPU
 # test suite, and the benchmarks: the C baselines (tests/bench/cublas_l1.cu, cold_start.c and
-# FIGURES.md's anchors.cu, compiled here with the host's nvcc) and cuhandle's, all in one run so
+# tests/bench/anchors.cu, compiled here with the host's nvcc) and cuhandle's, all in one run so
 # that ratios are comparable. Usage: run-all [tests|bench|proof|all] (default all).
 # `proof` (also part of `all`) compiles and runs tests/handles-proof/cublas_behaviour.cu, the evidence for
 # docs/handles.md's cuBLAS column: CHECK/OBSERVE lines in $OUT/proof.log, exit status on the last line.
 #
 # Writes into ${OUT:-./out}: main.log, tests.log (tests, all), proof.log (proof, all), bench.log
-# (every harness's raw output, in order) and, from tests/bench/report.py, perf.csv, perf.md (the README's performance section), blas-gbps.png, blas-us.png, launch.png. Publish a run
+# (every harness's raw output, in order), async.csv and transfer.csv (the copy figures) and, from tests/bench/report.py, perf.csv, perf.md (the README's performance section), blas-gbps.png, blas-us.png, launch.png. Publish a run
 # with tests/bench/publish.sh OUT (copies the CSV and charts to docs/perf, rewrites README.md).
 # The benchmarks take about 3 minutes on an H200; COLD_RUNS (default 3) and HANDLE_RUNS (default 5)
 # set the fresh processes for the cold start and the handle costs, BLAS_LOG2_MAX (default 28) the
@@ -55,8 +55,10 @@ cd "$here/bench" || exit 1
   nvcc -O2 cold_start.c -o cold_start -lcuda 2>&1 | tail -3
   nvcc -O2 activation_floor.c -o activation_floor -lcuda 2>&1 | tail -3
   nvcc -O2 -std=c++17 pinned_copy.cu -o pinned_copy -lcuda 2>&1 | tail -3
+  nvcc -O2 -std=c++17 transfer_copy.cu -o transfer_copy -lcuda 2>&1 | tail -3
   nvcc -O2 -std=c++17 contextless_probe.cu -o contextless_probe -lcuda 2>&1 | tail -3
   nvcc -O2 -std=c++17 launch_probe.cu -o launch_probe -lcuda 2>&1 | tail -3
+  nvcc -O2 alloc_churn.c -o alloc_churn -lcuda -lpthread 2>&1 | tail -3
   [ -f anchors.cu ] && nvcc -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 anchors.cu -o anchors -lcuda -lcublas 2>&1 | tail -3
 } >>"$log"
 
@@ -107,13 +109,25 @@ step "launch cost by function origin and stream flags" probe.txt timeout 60 ./la
 step "pinned copies C" async.csv timeout 120 ./pinned_copy
 step "async cuhandle" async.csv timeout 180 "$here/run-class" dev.cuhandle.bench.AsyncBenchmark
 [ -f "$raw/async.csv" ] && cp "$raw/async.csv" "$out/async.csv" && cat "$out/async.csv"
+# Issue 19: allocation churn alone and next to busy handles, C anchors (ANCHOR lines) then cuhandle
+# (memory,... lines), and the 16-thread, false-sharing and capture-next-to-frees figures.
+step "allocation churn C" memory.txt timeout 60 ./alloc_churn
+step "memory cuhandle" memory.txt timeout 180 "$here/run-class" dev.cuhandle.bench.MemoryBenchmark
+[ -f "$raw/memory.txt" ] && cp "$raw/memory.txt" "$out/memory.txt"
+# Issue 24: Java arrays to and from the device, cuhandle and JCuda taking turns in one JVM, beside C's
+# pageable and pinned copies of the same sizes (turns of C and Java processes, so drift hits both).
+for rep in 1 2; do
+  step "array copies C, turn $rep" transfer.csv timeout 300 ./transfer_copy
+  step "array copies cuhandle and JCuda, turn $rep" transfer.csv timeout 600 "$here/run-class" dev.cuhandle.bench.TransferBenchmark
+done
+[ -f "$raw/transfer.csv" ] && cp "$raw/transfer.csv" "$out/transfer.csv"
 echo "== benchmarks took $(( $(date +%s) - bench_start )) s" >>"$log"
 
-for f in cold.csv cublas.csv cuhandle-blas.csv launch.csv handle.csv anchors.txt; do
+for f in cold.csv cublas.csv cuhandle-blas.csv launch.csv handle.csv anchors.txt transfer.csv; do
   [ -f "$raw/$f" ] || : >"$raw/$f"
 done
 python3 "$here/bench/report.py" "$out" "$raw/notes.csv" "$raw/cold.csv" "$raw/cublas.csv" "$raw/cuhandle-blas.csv" "$raw/launch.csv" \
-  "$raw/handle.csv" "$raw/anchors.txt" 2>>"$log"
+  "$raw/handle.csv" "$raw/anchors.txt" "$raw/transfer.csv" 2>>"$log"
 echo "report.py exit $?" >>"$log"
 rm -rf "$raw"
 tail -1 "$log"

@@ -45,6 +45,14 @@ def synthetic(folder):
         extra.append(f"c,cold,cuinit_plus_retain,{run},{200 + run},ms")
         extra.append(f"cuhandle,cold,first_handle_create,{run},{240 + run},ms")
         extra.append(f"cuhandle,cold,extract,{run},5,ms")
+    for n, ours_up in ((64 << 10, 5.0), (64 << 20, 25.0)):
+        for rnd in (1, 2, 3):  # medians over repeated rows
+            extra.append(f"cuhandle,transfer,float_h2d,{n},{ours_up + rnd - 2},GB/s")
+        extra.append(f"jcuda,transfer,float_h2d,{n},6.0,GB/s")
+        extra.append(f"cuhandle,transfer,float_d2h,{n},{19.0 if n > 1 << 20 else 8.0},GB/s")
+        extra.append(f"jcuda,transfer,float_d2h,{n},7.0,GB/s")
+        extra.append(f"c_pageable,transfer,h2d,{n},8.8,GB/s")
+        extra.append(f"c_pinned,transfer,h2d,{n},55.0,GB/s")
     anchors = ["driver_launch_us 4.0", "driver_launch_us 3.0", "driver_launch_us 5.0",
                "mt_launch_threads_4_Mlaunch_per_s 0.610"]
     paths = []
@@ -112,6 +120,18 @@ class ReportTest(unittest.TestCase):
         self.assertIn("3.100 us (+100 ns)", gap)
         self.assertIn("3.050 us (+50 ns)", gap)
         self.assertIn("cuhandle's launch 3.120 us (+120 ns)", gap)
+
+    def test_transfer_ratios_and_goals(self):
+        # 64 KiB: 5.0 / 6.0 is below JCuda; 64 MiB uploads at 25 GB/s meet both goals, the download at 19 GB/s misses 20.
+        self.assertEqual(self.line("| float[] | 64 KiB | host to device"),
+                         "| float[] | 64 KiB | host to device | 5.00 | 6.00 | 0.83 | 8.80 | 55.00 | **missed** |")
+        self.assertEqual(self.line("| float[] | 64 MiB | host to device"),
+                         "| float[] | 64 MiB | host to device | 25.00 | 6.00 | 4.17 | 8.80 | 55.00 | met |")
+        self.assertEqual(self.line("| float[] | 64 MiB | device to host"),
+                         "| float[] | 64 MiB | device to host | 19.00 | 7.00 | 2.71 | - | - | **missed** |")
+        self.assertEqual(self.line("| float[] | 64 KiB | device to host"),
+                         "| float[] | 64 KiB | device to host | 8.00 | 7.00 | 1.14 | - | - | met |")
+        self.assertNotIn("| double[] |", self.md, "no rows for a type the run did not measure")
 
     def test_csv_round_trip_and_readme_markers(self):
         readme = os.path.join(self.dir, "README.md")

@@ -34,7 +34,8 @@ enum {
     CONTEXT_ALREADY_CURRENT = 202, INVALID_PTX = 218, INVALID_HANDLE = 400, NOT_FOUND = 500,
     NOT_READY = 600, ILLEGAL_ADDRESS = 700, CONTEXT_IS_DESTROYED = 709, COOPERATIVE_LAUNCH_TOO_LARGE = 720,
     ILLEGAL_STATE = 401, NOT_SUPPORTED = 801, STREAM_CAPTURE_UNSUPPORTED = 900, STREAM_CAPTURE_INVALIDATED = 901,
-    STREAM_CAPTURE_WRONG_THREAD = 908, INVALID_CLUSTER_SIZE = 912, UNKNOWN = 999
+    STREAM_CAPTURE_WRONG_THREAD = 908, INVALID_CLUSTER_SIZE = 912, UNKNOWN = 999,
+    HOST_MEMORY_ALREADY_REGISTERED = 712, HOST_MEMORY_NOT_REGISTERED = 713
 };
 
 #define MAX_DEVICES 8
@@ -42,6 +43,9 @@ enum {
 #define MAX_PARAMS 512
 #define TOTAL_MEMORY (8ull << 30)
 #define ALLOC_ALIGN 256
+/* Shared memory per block by default (48 KiB) and with opt-in (an H200's 227 KiB). */
+#define DEFAULT_SHARED 49152
+#define OPTIN_SHARED 232448
 #define STREAM_LEGACY ((uintptr_t)0x1)
 #define STREAM_PER_THREAD ((uintptr_t)0x2)
 #define STREAM_NON_BLOCKING 0x1u
@@ -109,6 +113,22 @@ typedef struct Event {
     int64_t time;
 } Event;
 
+/* A stream-ordered memory pool (cuMemPoolCreate): byte counts only; its allocations are Allocs. */
+typedef struct MemPool {
+    int dev;
+    int destroyed;         /* cuMemPoolDestroy was called; freed once nothing of it is in use */
+    size_t used, cached;   /* handed out; freed and kept for reuse */
+    size_t used_high, reserved_high;
+    cuuint64_t threshold;  /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: cached bytes beyond it go back at once */
+} MemPool;
+
+/* Page-locked host memory: a cuMemHostAlloc block (ours to free) or a range the caller registered. */
+typedef struct HostBlock {
+    uintptr_t base;
+    size_t size;
+    int registered;
+} HostBlock;
+
 typedef struct Alloc {
     uintptr_t base;
     size_t size;
@@ -117,6 +137,7 @@ typedef struct Alloc {
     int64_t in_use_until; /* queued work referencing the allocation runs until then */
     void *library;        /* a library variable's storage: its library, else NULL */
     size_t variable;      /* ... and the variable's index in it */
+    MemPool *pool;        /* the pool it came from (cuMemAllocFromPoolAsync), else NULL */
 } Alloc;
 
 enum ImageKind { IMAGE_FATBIN, IMAGE_CUBIN, IMAGE_PTX };
@@ -128,7 +149,9 @@ typedef struct Kernel {
     char *name;
     int nparams; /* -1: unknown (fatbin/cubin images are not parsed) */
     size_t *offsets, *sizes;
-    int max_dynamic_shared[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0: the default */
+    size_t static_shared; /* the .shared declarations of its PTX body (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) */
+    int max_dynamic_shared[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES + 1; 0: the default */
+    int non_portable_clusters[MAX_DEVICES]; /* CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED */
 } Kernel;
 
 /* A module-scope variable declared in the PTX: `.global` (__device__), `.const` (__constant__),
@@ -194,11 +217,14 @@ static Vec g_events;     /* live events */
 static Vec g_libraries;  /* loaded libraries */
 static Vec g_kernels;    /* kernels of loaded libraries */
 static Vec g_allocs;     /* live device allocations */
-static Vec g_host;       /* live cuMemHostAlloc blocks */
+static Vec g_host;       /* live page-locked host blocks (HostBlock): cuMemHostAlloc'd and registered */
+static Vec g_deferred;   /* copies and memsets queued to run when their stream reaches them (Deferred) */
 static Vec g_quarantine; /* freed, poisoned allocations not yet returned to malloc */
 static Vec g_graphs;     /* captured graphs (templates) */
 static Vec g_graph_execs; /* instantiated graphs */
+static Vec g_pools;       /* memory pools not yet destroyed (or destroyed with allocations left) */
 static int capture_forbids_unsafe_call(void);
+static int capture_in_context_forbids_wait(Ctx *c);
 static int64_t g_work_ns;
 /* Injected faults belong to the thread that asked for them: the JVM's cleaner thread, freeing
  * objects that other tests leaked, must never consume a fault meant for a test. */
@@ -252,7 +278,10 @@ static int driver_version(void) { return env_int("CUHANDLE_STANDIN_VERSION", 120
 
 #define LOCK() pthread_mutex_lock(&G)
 #define UNLOCK() pthread_mutex_unlock(&G)
-/* Every entry point that needs cuInit: locks, or returns NOT_INITIALIZED. */
+static void run_due(int64_t t);
+static void wait_until(int64_t t);
+/* Every entry point that needs cuInit: locks, or returns NOT_INITIALIZED; then runs the queued
+ * copies whose time has come, so that every call sees the memory as the GPU would have left it. */
 #define ENTER()                     \
     do {                            \
         LOCK();                     \
@@ -260,6 +289,7 @@ static int driver_version(void) { return env_int("CUHANDLE_STANDIN_VERSION", 120
             UNLOCK();               \
             return NOT_INITIALIZED; \
         }                           \
+        run_due(now_ns());          \
     } while (0)
 /* The result is computed before the unlock: RETURN(f(...)) runs f under the lock. */
 #define RETURN(rc)                 \
@@ -388,8 +418,12 @@ static void sweep_quarantine(void) {
     }
 }
 
-/* Takes `a` out of the registry: nothing reaches its memory through the stand-in any more. */
+static void run_through_last_touching(uintptr_t base, size_t size, int host_side);
+
+/* Takes `a` out of the registry: nothing reaches its memory through the stand-in any more. Queued
+ * copies that use it run first (its free waits for them, or counted them as a use after free). */
 static void retire_alloc(Alloc *a) {
+    run_through_last_touching(a->base, a->size, 0);
     vec_remove(&g_allocs, a);
     if (a->size <= QUARANTINE_MAX_ALLOC) {
         memset((void *)a->base, 0xDB, a->size);
@@ -407,15 +441,40 @@ static size_t live_bytes_of_device(int dev) {
         Alloc *a = g_allocs.items[i];
         if (a->ctx && a->ctx->dev == dev) sum += a->size;
     }
+    for (size_t i = 0; i < g_pools.n; i++) { /* memory a pool keeps for reuse is not free either */
+        MemPool *p = g_pools.items[i];
+        if (p->dev == dev) sum += p->cached;
+    }
     return sum;
+}
+
+/* Cached bytes beyond the pool's release threshold go back to the device. */
+static void pool_keep_within_threshold(MemPool *p) {
+    size_t room = p->threshold > p->used ? (size_t)(p->threshold - p->used) : 0;
+    if (p->cached > room) p->cached = room;
+}
+
+/* A pool's allocation was freed: its bytes are cached for reuse; a destroyed pool goes once empty. */
+static void pool_release(MemPool *p, size_t bytes) {
+    p->used -= bytes;
+    p->cached += bytes;
+    pool_keep_within_threshold(p);
+    if (p->destroyed && p->used == 0) {
+        vec_remove(&g_pools, p);
+        free(p);
+    }
 }
 
 /* A context's memory, streams and events go with it (destroy, primary release to 0, reset). */
 static void release_resources(Ctx *c) {
     for (size_t i = 0; i < g_allocs.n;) {
         Alloc *a = g_allocs.items[i];
-        if (a->ctx == c) retire_alloc(a);
-        else i++;
+        if (a->ctx == c) {
+            if (a->pool) pool_release(a->pool, a->size);
+            retire_alloc(a);
+        } else {
+            i++;
+        }
     }
     for (size_t i = 0; i < g_streams.n;) {
         Stream *s = g_streams.items[i];
@@ -489,6 +548,8 @@ static const struct {
     {702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
     {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
     {710, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
+    {712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped"},
+    {713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
     {714, "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error"},
     {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction was encountered"},
     {716, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
@@ -583,13 +644,13 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
     case 5: v = 2147483647; break; /* MAX_GRID_DIM_X */
     case 6: v = 65535; break;      /* MAX_GRID_DIM_Y */
     case 7: v = 65535; break;      /* MAX_GRID_DIM_Z */
-    case 8: v = 49152; break;      /* MAX_SHARED_MEMORY_PER_BLOCK */
+    case 8: v = DEFAULT_SHARED; break; /* MAX_SHARED_MEMORY_PER_BLOCK */
     case 16: v = 132; break;       /* MULTIPROCESSOR_COUNT */
     case 75: v = env_int("CUHANDLE_STANDIN_CC", 90) / 10; break; /* COMPUTE_CAPABILITY_MAJOR */
     case 76: v = env_int("CUHANDLE_STANDIN_CC", 90) % 10; break; /* COMPUTE_CAPABILITY_MINOR */
     case 95: v = env_int("CUHANDLE_STANDIN_COOPERATIVE", 1); break; /* COOPERATIVE_LAUNCH */
-    case 97: v = 232448; break;    /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
-    case 115: v = 1; break;        /* MEMORY_POOLS_SUPPORTED */
+    case 97: v = OPTIN_SHARED; break; /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+    case 115: v = env_int("CUHANDLE_STANDIN_POOLS", 1); break; /* MEMORY_POOLS_SUPPORTED */
     case 120: v = env_int("CUHANDLE_STANDIN_CC", 90) >= 90; break; /* CLUSTER_LAUNCH */
     default: v = 0;
     }
@@ -760,6 +821,7 @@ EXPORT CUresult cuCtxSynchronize(void) {
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
     if ((rc = capture_forbids_unsafe_call())) RETURN(rc);
+    if ((rc = capture_in_context_forbids_wait(c))) RETURN(rc);
     rc = sync_outcome(c);
     if (rc) RETURN(rc);
     int64_t until = c->legacy.busy;
@@ -768,7 +830,7 @@ EXPORT CUresult cuCtxSynchronize(void) {
         if (s->ctx == c) until = max64(until, s->busy);
     }
     UNLOCK();
-    sleep_until(until);
+    wait_until(until);
     return SUCCESS;
 }
 
@@ -811,7 +873,7 @@ EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
     if (rc) RETURN(rc);
     int64_t until = s->busy;
     UNLOCK(); /* never sleep holding the lock: other threads keep working meanwhile */
-    sleep_until(until);
+    wait_until(until);
     return SUCCESS;
 }
 
@@ -853,7 +915,7 @@ typedef struct {
 
 static void *host_call_thread(void *arg) {
     HostCall *call = arg;
-    sleep_until(call->at);
+    wait_until(call->at);
     call->fn(call->data);
     free(call);
     return NULL;
@@ -934,7 +996,7 @@ EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
     if (rc) RETURN(rc);
     int64_t until = e->recorded ? e->time : 0;
     UNLOCK();
-    sleep_until(until);
+    wait_until(until);
     return SUCCESS;
 }
 
@@ -1001,12 +1063,14 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
     if ((rc = capture_forbids_unsafe_call())) RETURN(rc);
+    if ((rc = capture_in_context_forbids_wait(c))) RETURN(rc);
     Alloc *a = find_base((uintptr_t)dptr);
     if (!a) RETURN(INVALID_VALUE);
+    if (a->pool) pool_release(a->pool, a->size);
     int64_t until = a->in_use_until;
     retire_alloc(a);
     UNLOCK();
-    sleep_until(until);
+    wait_until(until);
     return SUCCESS;
 }
 
@@ -1026,7 +1090,119 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
         a->ctx->pending = ILLEGAL_ADDRESS;
     }
     a->in_use_until = max64(a->in_use_until, at);
+    if (a->pool) pool_release(a->pool, a->size);
     retire_alloc(a);
+    RETURN(SUCCESS);
+}
+
+/* ---------------------------------------------------------------- memory pools */
+
+/* CUmemPoolProps of cuda.h (12.0 layout). */
+typedef struct {
+    int allocType, handleTypes, locationType, locationId;
+    void *win32SecurityAttributes;
+    unsigned char reserved[64];
+} PoolProps;
+
+static int check_pool(void *p, MemPool **out) {
+    if (!p || !vec_has(&g_pools, p) || ((MemPool *)p)->destroyed) return bad_handle(INVALID_VALUE);
+    *out = p;
+    return SUCCESS;
+}
+
+EXPORT CUresult cuMemPoolCreate(void **pool, const PoolProps *props) {
+    ENTER();
+    if (!pool || !props) RETURN(INVALID_VALUE);
+    /* pinned device memory on an existing device, no export handles: what cuhandle asks for */
+    if (props->allocType != 1 || props->handleTypes != 0 || props->locationType != 1 || check_device(props->locationId)) RETURN(INVALID_VALUE);
+    if (!env_int("CUHANDLE_STANDIN_POOLS", 1)) RETURN(NOT_SUPPORTED);
+    MemPool *p = calloc(1, sizeof *p);
+    if (!p) RETURN(OUT_OF_MEMORY);
+    p->dev = props->locationId;
+    vec_push(&g_pools, p);
+    *pool = p;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuMemPoolDestroy(void *pool) {
+    ENTER();
+    MemPool *p;
+    int rc = check_pool(pool, &p);
+    if (rc) RETURN(rc);
+    p->destroyed = 1; /* allocations still out keep it until they are freed */
+    p->cached = 0;
+    if (p->used == 0) {
+        vec_remove(&g_pools, p);
+        free(p);
+    }
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuMemPoolSetAttribute(void *pool, int attr, void *value) {
+    ENTER();
+    MemPool *p;
+    int rc = check_pool(pool, &p);
+    if (rc) RETURN(rc);
+    if (!value) RETURN(INVALID_VALUE);
+    switch (attr) {
+    case 1: case 2: case 3: RETURN(SUCCESS); /* the reuse policies: every reuse is allowed here */
+    case 4:
+        p->threshold = *(cuuint64_t *)value;
+        pool_keep_within_threshold(p);
+        RETURN(SUCCESS);
+    default: RETURN(INVALID_VALUE);
+    }
+}
+
+EXPORT CUresult cuMemPoolGetAttribute(void *pool, int attr, void *value) {
+    ENTER();
+    MemPool *p;
+    int rc = check_pool(pool, &p);
+    if (rc) RETURN(rc);
+    if (!value) RETURN(INVALID_VALUE);
+    cuuint64_t *v = value;
+    switch (attr) {
+    case 4: *v = p->threshold; break;
+    case 5: *v = p->used + p->cached; break;
+    case 6: *v = p->reserved_high; break;
+    case 7: *v = p->used; break;
+    case 8: *v = p->used_high; break;
+    default: RETURN(INVALID_VALUE);
+    }
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuMemPoolTrimTo(void *pool, size_t minBytesToKeep) {
+    ENTER();
+    MemPool *p;
+    int rc = check_pool(pool, &p);
+    if (rc) RETURN(rc);
+    size_t room = minBytesToKeep > p->used ? minBytesToKeep - p->used : 0;
+    if (p->cached > room) p->cached = room;
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, void *pool, CUstream hStream) {
+    ENTER();
+    if (!dptr) RETURN(INVALID_VALUE);
+    Stream *s;
+    int rc = resolve_stream(hStream, 1, &s);
+    if (rc) RETURN(rc);
+    MemPool *p;
+    if ((rc = check_pool(pool, &p))) RETURN(rc);
+    if (p->dev != s->ctx->dev) RETURN(INVALID_VALUE);
+    size_t reused = p->cached < bytesize ? p->cached : bytesize;
+    p->cached -= reused; /* so that the device-wide count below sees the reused bytes as free */
+    rc = allocate(s->ctx, bytesize, s, dptr);
+    if (rc) {
+        p->cached += reused;
+        RETURN(rc);
+    }
+    Alloc *a = find_base((uintptr_t)*dptr);
+    a->pool = p;
+    p->used += bytesize;
+    if (p->used > p->used_high) p->used_high = p->used;
+    if (p->used + p->cached > p->reserved_high) p->reserved_high = p->used + p->cached;
     RETURN(SUCCESS);
 }
 
@@ -1080,8 +1256,152 @@ static int capture_forbids_unsafe_call(void) {
     return rc;
 }
 
+/* A context-wide wait (cuCtxSynchronize, the implicit one of cuMemFree) would wait for a stream that
+ * is being captured, from whatever thread: like the driver, it fails and the capture is invalidated
+ * (seen on driver 580: a free on one thread broke another thread's capture). */
+static int capture_in_context_forbids_wait(Ctx *c) {
+    int rc = SUCCESS;
+    for (size_t i = 0; i < g_streams.n; i++) {
+        Stream *o = g_streams.items[i];
+        if (o->ctx == c && o->capture && o->capture_mode != 2) {
+            o->capture->invalidated = 1;
+            rc = STREAM_CAPTURE_UNSUPPORTED;
+        }
+    }
+    return rc;
+}
+
 /* Copies at once (memmove); the stream is busy for the simulated work time and the allocations
  * count as in use until then. Every device range must lie inside one allocation of the context. */
+
+/* ---------------------------------------------------------------- page-locked host memory */
+
+/* The page-locked block holding [p, p+n), or NULL: pageable memory. */
+static HostBlock *pinned_block(const void *p, size_t n) {
+    uintptr_t a = (uintptr_t)p;
+    for (size_t i = 0; i < g_host.n; i++) {
+        HostBlock *b = g_host.items[i];
+        if (a >= b->base && a - b->base <= b->size && n <= b->size - (a - b->base)) return b;
+    }
+    return NULL;
+}
+
+/* The block that starts at p, allocated (registered = 0) or registered (1), or NULL. */
+static HostBlock *host_block_at(const void *p, int registered) {
+    for (size_t i = 0; i < g_host.n; i++) {
+        HostBlock *b = g_host.items[i];
+        if (b->base == (uintptr_t)p && b->registered == registered) return b;
+    }
+    return NULL;
+}
+
+static int count_host_blocks(int registered) {
+    int n = 0;
+    for (size_t i = 0; i < g_host.n; i++)
+        if (((HostBlock *)g_host.items[i])->registered == registered) n++;
+    return n;
+}
+
+/* ---------------------------------------------------------------- copies in stream time */
+
+/* A copy or memset that runs when its stream reaches it (only while simulated work keeps a stream
+ * busy: with no work time every operation is due at once and runs inside its call). Copies with
+ * page-locked host memory read and write it then, as DMA does: a caller that reuses the memory
+ * before the stream got there sees the damage. A pageable source is read at the call (the driver
+ * stages it before returning) and a pageable destination makes the call wait (so does the driver). */
+typedef struct Deferred {
+    int kind; /* enum CopyKind */
+    CUdeviceptr dst, src;
+    void *host;    /* page-locked memory, or the owned snapshot of a pageable source */
+    int owns_host;
+    unsigned char fill;
+    size_t n;
+    int64_t due;
+} Deferred;
+
+static long g_deferred_runs; /* operations that ran after their call had returned */
+
+static void execute(int kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsigned char fill, size_t n) {
+    void *to = kind == DTOH ? host : (void *)(uintptr_t)dst;
+    if (kind == MEMSET) memset(to, fill, n);
+    else memmove(to, kind == HTOD ? host : (void *)(uintptr_t)src, n);
+}
+
+/* Runs the first queued operation (the earliest due; ties in call order). */
+static void run_first_deferred(void) {
+    Deferred *d = g_deferred.items[0];
+    memmove(g_deferred.items, g_deferred.items + 1, (g_deferred.n - 1) * sizeof *g_deferred.items);
+    g_deferred.n--;
+    execute(d->kind, d->dst, d->host, d->src, d->fill, d->n);
+    if (d->owns_host) free(d->host);
+    free(d);
+    g_deferred_runs++;
+}
+
+/* Runs, in order, the queued operations due by `t`. Called with the lock held. */
+static void run_due(int64_t t) {
+    while (g_deferred.n && ((Deferred *)g_deferred.items[0])->due <= t) run_first_deferred();
+}
+
+/* After sleeping until `t`: what the stream did by then is in memory when the call returns. */
+static void wait_until(int64_t t) {
+    sleep_until(t);
+    LOCK();
+    run_due(now_ns());
+    UNLOCK();
+}
+
+static int overlap(uintptr_t a, size_t an, uintptr_t b, size_t bn) { return an && bn && a < b + bn && b < a + an; }
+
+/* Runs the queued operations up to the last one that touches [base, base+size) on the host side
+ * (host_side) or the device side, early: the memory is about to go. Returns how many touched it. */
+static int run_through_last_touching_counted(uintptr_t base, size_t size, int host_side) {
+    size_t last = 0;
+    int touching = 0;
+    for (size_t i = 0; i < g_deferred.n; i++) {
+        Deferred *d = g_deferred.items[i];
+        int hit = host_side ? !d->owns_host && d->host && overlap((uintptr_t)d->host, d->n, base, size)
+                            : (d->kind != DTOH && overlap(d->dst, d->n, base, size)) ||
+                                  ((d->kind == DTOH || d->kind == DTOD) && overlap(d->src, d->n, base, size));
+        if (hit) {
+            last = i + 1;
+            touching++;
+        }
+    }
+    while (last--) run_first_deferred();
+    return touching;
+}
+
+static void run_through_last_touching(uintptr_t base, size_t size, int host_side) {
+    (void)run_through_last_touching_counted(base, size, host_side);
+}
+
+static int defer(int kind, CUdeviceptr dst, void *host, int pageable, CUdeviceptr src, unsigned char fill, size_t n, int64_t due) {
+    Deferred *d = calloc(1, sizeof *d);
+    if (!d) return OUT_OF_MEMORY;
+    *d = (Deferred){.kind = kind, .dst = dst, .src = src, .host = host, .fill = fill, .n = n, .due = due};
+    if (kind == HTOD && pageable) {
+        d->host = malloc(n);
+        if (!d->host) {
+            free(d);
+            return OUT_OF_MEMORY;
+        }
+        memcpy(d->host, host, n);
+        d->owns_host = 1;
+    }
+    vec_push(&g_deferred, d);
+    size_t i = g_deferred.n - 1; /* keep the queue ordered by due time, ties in call order */
+    while (i > 0 && ((Deferred *)g_deferred.items[i - 1])->due > due) {
+        g_deferred.items[i] = g_deferred.items[i - 1];
+        i--;
+    }
+    g_deferred.items[i] = d;
+    return SUCCESS;
+}
+
+/* Copies in stream time (see Deferred): at once when the stream is idle, else when it gets there.
+ * The stream is busy for the simulated work time and the allocations count as in use until then.
+ * Every device range must lie inside one allocation of the context. */
 static int copy(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsigned char fill, size_t n,
                 CUstream hStream, int wait) {
     Stream *s;
@@ -1096,15 +1416,20 @@ static int copy(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src
         GraphOp op = {.kind = kind, .dst = dst, .src = src, .host = host, .fill = fill, .n = n};
         return graph_record(s->capture, &op);
     }
-    void *to = kind == DTOH ? host : (void *)(uintptr_t)dst;
-    if (kind == MEMSET) memset(to, fill, n);
-    else memmove(to, kind == HTOD ? host : (void *)(uintptr_t)src, n);
     int64_t done = enqueue(s, g_work_ns);
     if (da) da->in_use_until = max64(da->in_use_until, done);
     if (sa) sa->in_use_until = max64(sa->in_use_until, done);
+    if (done <= now_ns()) {
+        run_due(done);
+        execute(kind, dst, host, src, fill, n);
+    } else {
+        int pageable = (kind == HTOD || kind == DTOH) && !pinned_block(host, n);
+        if ((rc = defer(kind, dst, host, pageable, src, fill, n, done))) return rc;
+        if (kind == DTOH && pageable) wait = 1;
+    }
     if (wait) {
         UNLOCK();
-        sleep_until(done);
+        wait_until(done);
         LOCK();
     }
     return SUCCESS;
@@ -1153,17 +1478,27 @@ EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags) {
         RETURN(OUT_OF_MEMORY);
     }
     void *p = NULL;
-    if (posix_memalign(&p, ALLOC_ALIGN, bytesize) != 0) RETURN(OUT_OF_MEMORY);
+    HostBlock *b = calloc(1, sizeof *b);
+    if (!b || posix_memalign(&p, ALLOC_ALIGN, bytesize) != 0) {
+        free(b);
+        RETURN(OUT_OF_MEMORY);
+    }
     memset(p, 0, bytesize);
-    vec_push(&g_host, p);
+    *b = (HostBlock){.base = (uintptr_t)p, .size = bytesize, .registered = 0};
+    vec_push(&g_host, b);
     *pp = p;
     RETURN(SUCCESS);
 }
 
+/* Freeing memory that a queued copy still reads or writes is counted as a use after free (the
+ * copies then run first, so the stand-in itself never touches freed memory). */
 EXPORT CUresult cuMemFreeHost(void *p) {
     ENTER();
-    if (!vec_has(&g_host, p)) RETURN(INVALID_VALUE);
-    vec_remove(&g_host, p);
+    HostBlock *b = host_block_at(p, 0);
+    if (!b) RETURN(INVALID_VALUE);
+    if (run_through_last_touching_counted(b->base, b->size, 1) > 0) g_use_after_free++;
+    vec_remove(&g_host, b);
+    free(b);
     free(p);
     RETURN(SUCCESS);
 }
@@ -1172,8 +1507,38 @@ EXPORT CUresult cuMemFreeHost(void *p) {
 EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int flags) {
     ENTER();
     if (!pdptr || flags != 0) RETURN(INVALID_VALUE);
-    if (!vec_has(&g_host, p)) RETURN(INVALID_VALUE);
+    if (!host_block_at(p, 0)) RETURN(INVALID_VALUE);
     *pdptr = (CUdeviceptr)(uintptr_t)p;
+    RETURN(SUCCESS);
+}
+
+/* Page-locks caller memory: copies with it then run in stream time, as with cuMemHostAlloc's.
+ * Overlapping an already page-locked range is HOST_MEMORY_ALREADY_REGISTERED, as in the driver. */
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags) {
+    ENTER();
+    if (!p || bytesize == 0 || (flags & ~0xFu)) RETURN(INVALID_VALUE);
+    Ctx *c;
+    int rc = current_ctx(&c);
+    if (rc) RETURN(rc);
+    for (size_t i = 0; i < g_host.n; i++) {
+        HostBlock *o = g_host.items[i];
+        if (overlap(o->base, o->size, (uintptr_t)p, bytesize)) RETURN(HOST_MEMORY_ALREADY_REGISTERED);
+    }
+    HostBlock *b = calloc(1, sizeof *b);
+    if (!b) RETURN(OUT_OF_MEMORY);
+    *b = (HostBlock){.base = (uintptr_t)p, .size = bytesize, .registered = 1};
+    vec_push(&g_host, b);
+    RETURN(SUCCESS);
+}
+
+/* Queued copies that use the range run first: it is pageable (and the caller's) afterwards. */
+EXPORT CUresult cuMemHostUnregister(void *p) {
+    ENTER();
+    HostBlock *b = host_block_at(p, 1);
+    if (!b) RETURN(HOST_MEMORY_NOT_REGISTERED);
+    run_through_last_touching(b->base, b->size, 1);
+    vec_remove(&g_host, b);
+    free(b);
     RETURN(SUCCESS);
 }
 
@@ -1244,6 +1609,39 @@ static int parse_param(const char *p, const char *end, size_t *size, size_t *ali
     return 1;
 }
 
+/* The static shared memory of the entry whose body follows `p`: the sizes of the `.shared` declarations
+ * between its braces, e.g. ".shared .align 4 .b8 _ZZ1kE1s[32768];" (not `.extern .shared` arrays of no size:
+ * those are dynamic shared memory). */
+static size_t body_shared_bytes(const char *p) {
+    const char *open = strchr(p, '{');
+    if (!open) return 0;
+    int depth = 0;
+    size_t total = 0;
+    for (const char *q = open; *q; q++) {
+        if (*q == '{') depth++;
+        else if (*q == '}' && --depth == 0) break;
+        else if (strncmp(q, ".shared", 7) == 0 && isspace((unsigned char)q[7]) && (q == open || isspace((unsigned char)q[-1]))) {
+            const char *line_start = q;
+            while (line_start > open && line_start[-1] != '\n') line_start--;
+            const char *end = strchr(q, ';');
+            if (!end || memmem(line_start, (size_t)(q - line_start), ".extern", 7)) continue;
+            size_t elem = 0, count = 1;
+            for (const char *t = q + 7; t < end;) {
+                while (t < end && isspace((unsigned char)*t)) t++;
+                const char *tok = t;
+                while (t < end && !isspace((unsigned char)*t)) t++;
+                size_t len = (size_t)(t - tok);
+                if (ptx_type_size(tok, len)) elem = ptx_type_size(tok, len);
+                const char *bracket = memchr(tok, '[', len);
+                if (bracket) count = strtoul(bracket + 1, NULL, 10);
+            }
+            total += elem * count;
+            q = end;
+        }
+    }
+    return total;
+}
+
 /* Finds every `.entry NAME( ... )` and its parameters; returns 0 if a declaration is malformed. */
 static int parse_ptx(Library *lib, const char *text) {
     const char *p = text;
@@ -1280,6 +1678,7 @@ static int parse_ptx(Library *lib, const char *text) {
             seg = seg_end + 1;
         }
         p = close + 1;
+        k->static_shared = body_shared_bytes(p);
     }
     return 1;
 }
@@ -1594,6 +1993,12 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const c
 
 static int check_kernel(void *k) { return vec_has(&g_kernels, k) ? SUCCESS : bad_handle(INVALID_HANDLE); }
 
+/* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: as set, else the default less the static shared memory. */
+static int max_dynamic_shared(const Kernel *k, int dev) {
+    if (k->max_dynamic_shared[dev]) return k->max_dynamic_shared[dev] - 1;
+    return k->static_shared < DEFAULT_SHARED ? (int)(DEFAULT_SHARED - k->static_shared) : 0;
+}
+
 /* Needs a current context, like the real driver. Fatbin/cubin kernels answer INVALID_VALUE at
  * index 0, which callers read as "no (more) parameters": see README.md. */
 EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
@@ -1658,20 +2063,67 @@ EXPORT CUresult cuKernelGetAttribute(int *pi, int attrib, CUkernel kernel, CUdev
     if (rc) RETURN(rc);
     if (check_device(dev)) RETURN(INVALID_DEVICE);
     if (attrib < 0 || attrib > 20) RETURN(INVALID_VALUE);
-    /* max threads per block, registers, max dynamic shared memory (set or the 48 KiB default); others 0 */
+    /* max threads per block, static shared memory, registers, max dynamic shared memory (set, or the 48 KiB
+     * default less the static), non-portable clusters allowed; others 0 */
     Kernel *k = kernel;
-    *pi = attrib == 0 ? 1024 : attrib == 4 ? 32 : attrib == 8 ? (k->max_dynamic_shared[dev] ? k->max_dynamic_shared[dev] : 49152) : 0;
+    switch (attrib) {
+    case 0: *pi = 1024; break;
+    case 1: *pi = (int)k->static_shared; break;
+    case 4: *pi = 32; break;
+    case 8: *pi = max_dynamic_shared(k, dev); break;
+    case 15: *pi = k->non_portable_clusters[dev]; break;
+    default: *pi = 0;
+    }
     RETURN(SUCCESS);
 }
 
-/* Only CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8), up to the opt-in limit, as the driver. */
+/* Only CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8), up to the opt-in limit less the static shared
+ * memory, and CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED (15), 0 or 1, as the driver. */
 EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdevice dev) {
     ENTER();
     int rc = check_kernel(kernel);
     if (rc) RETURN(rc);
     if (check_device(dev)) RETURN(INVALID_DEVICE);
-    if (attrib != 8 || val < 0 || val > 232448) RETURN(INVALID_VALUE);
-    ((Kernel *)kernel)->max_dynamic_shared[dev] = val;
+    Kernel *k = kernel;
+    if (attrib == 8 && val >= 0 && (size_t)val + k->static_shared <= OPTIN_SHARED) k->max_dynamic_shared[dev] = val + 1;
+    else if (attrib == 15 && (val == 0 || val == 1)) k->non_portable_clusters[dev] = val;
+    else RETURN(INVALID_VALUE);
+    RETURN(SUCCESS);
+}
+
+/* The most blocks of a cluster of `k` on `dev`: 8, the portable limit, or 16 (an H200's) where the kernel
+ * allows non-portable sizes. */
+static unsigned max_cluster_blocks(const Kernel *k, int dev) { return k->non_portable_clusters[dev] ? 16 : 8; }
+
+/* cuda.h's CUlaunchAttribute and CUlaunchConfig. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int cooperative;
+        struct { unsigned x, y, z; } clusterDim;
+        void *align;
+    } value;
+} LaunchAttribute;
+
+typedef struct {
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    LaunchAttribute *attrs;
+    unsigned numAttrs;
+} LaunchConfig;
+
+/* Needs a current context, as the driver; the configuration's block and shared memory do not limit the
+ * answer here (an H200 holds 16 blocks of any legal size per cluster). */
+EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction f, const LaunchConfig *config) {
+    ENTER();
+    if (!clusterSize || !config) RETURN(INVALID_VALUE);
+    int rc = check_kernel(f);
+    if (rc) RETURN(rc);
+    Ctx *c;
+    if ((rc = current_ctx(&c))) RETURN(rc);
+    *clusterSize = (int)max_cluster_blocks(f, c->dev);
     RETURN(SUCCESS);
 }
 
@@ -1683,9 +2135,9 @@ static void argument_use(Ctx *c, const void *arg, int64_t until) {
     if (a && (uintptr_t)v < a->base + a->size) a->in_use_until = max64(a->in_use_until, until);
 }
 
-/* The launch itself, with the lock held; `flags` as g_last_launch_flags. */
+/* The launch itself, with the lock held; `flags` as g_last_launch_flags, `cluster_blocks` 0 without clusters. */
 static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                  unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags) {
+                  unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags, uint64_t cluster_blocks) {
     int rc = check_kernel(f);
     if (rc) return rc;
     Stream *s;
@@ -1697,8 +2149,10 @@ static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     if (gx < 1 || gy < 1 || gz < 1 || gx > 2147483647u || gy > 65535 || gz > 65535) return INVALID_VALUE;
     if (bx < 1 || by < 1 || bz < 1 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
     Kernel *k = f;
-    /* Above 48 KiB only after cuKernelSetAttribute opted the kernel in on this device. */
-    if (sharedMemBytes > 49152 && (int)sharedMemBytes > k->max_dynamic_shared[s->ctx->dev]) return INVALID_VALUE;
+    /* Up to the kernel's max dynamic shared memory on this device: 48 KiB less its static shared memory unless
+     * cuKernelSetAttribute opted it in to more (or set less). */
+    if ((int64_t)sharedMemBytes > max_dynamic_shared(k, s->ctx->dev)) return INVALID_VALUE;
+    if (cluster_blocks > max_cluster_blocks(k, s->ctx->dev)) return INVALID_CLUSTER_SIZE;
     /* Reads every argument as the kernel declares it, so a missing or short one is caught here. */
     int nargs = 0;
     if (k->nparams >= 0) {
@@ -1732,35 +2186,17 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
                                unsigned int by, unsigned int bz, unsigned int sharedMemBytes, CUstream hStream,
                                void **kernelParams, void **extra) {
     ENTER();
-    RETURN(launch(f, gx, gy, gz, bx, by, bz, sharedMemBytes, hStream, kernelParams, extra, 0));
+    RETURN(launch(f, gx, gy, gz, bx, by, bz, sharedMemBytes, hStream, kernelParams, extra, 0, 0));
 }
 
-/* cuda.h's CUlaunchAttribute and CUlaunchConfig. */
-typedef struct {
-    int id;
-    char pad[4];
-    union {
-        char bytes[64];
-        int cooperative;
-        struct { unsigned x, y, z; } clusterDim;
-        void *align;
-    } value;
-} LaunchAttribute;
-
-typedef struct {
-    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
-    CUstream hStream;
-    LaunchAttribute *attrs;
-    unsigned numAttrs;
-} LaunchConfig;
-
-/* Models the H200: cooperative grids up to 2048 resident threads per SM on 132 SMs; portable clusters
- * (up to 8 blocks) that divide the grid; programmatic stream serialization (alone) is accepted. Other
- * attributes are NOT_SUPPORTED. */
+/* Models the H200: cooperative grids up to 2048 resident threads per SM on 132 SMs; clusters that divide
+ * the grid, up to 8 blocks (portable) or 16 where the kernel allows non-portable sizes; programmatic stream
+ * serialization (alone) is accepted. Other attributes are NOT_SUPPORTED. */
 EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
     ENTER();
     if (!config || (config->numAttrs && !config->attrs)) RETURN(INVALID_VALUE);
     int flags = 1;
+    uint64_t cluster_blocks = 0;
     uint64_t blocks = (uint64_t)config->gridDimX * config->gridDimY * config->gridDimZ;
     uint64_t threads = (uint64_t)config->blockDimX * config->blockDimY * config->blockDimZ;
     for (unsigned i = 0; i < config->numAttrs; i++) {
@@ -1771,8 +2207,9 @@ EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void 
             if (threads && blocks > 132 * (2048 / threads)) RETURN(COOPERATIVE_LAUNCH_TOO_LARGE);
         } else if (a->id == 4) { /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */
             unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
-            if (!x || !y || !z || (uint64_t)x * y * z > 8) RETURN(INVALID_CLUSTER_SIZE);
+            if (!x || !y || !z || (uint64_t)x * y * z > 16) RETURN(INVALID_CLUSTER_SIZE);
             if (config->gridDimX % x || config->gridDimY % y || config->gridDimZ % z) RETURN(INVALID_CLUSTER_SIZE);
+            cluster_blocks = (uint64_t)x * y * z; /* above 8 only where the kernel allows it: launch() */
             flags |= 4;
         } else if (a->id == 6) { /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION */
             /* the BLAS kernels' dependent launches: the stand-in runs a stream's work in order anyway */
@@ -1782,7 +2219,7 @@ EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void 
         }
     }
     RETURN(launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,
-                  config->sharedMemBytes, config->hStream, kernelParams, extra, flags));
+                  config->sharedMemBytes, config->hStream, kernelParams, extra, flags, cluster_blocks));
 }
 
 /* ---------------------------------------------------------------- graphs (stream capture) */
@@ -1921,6 +2358,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
         {"cuLibraryGetKernelCount", (void *)cuLibraryGetKernelCount, 12040},
         {"cuLibraryEnumerateKernels", (void *)cuLibraryEnumerateKernels, 12040},
         {"cuKernelGetName", (void *)cuKernelGetName, 12030},
+        {"cuOccupancyMaxPotentialClusterSize", (void *)cuOccupancyMaxPotentialClusterSize, 11080},
     };
     int version = driver_version();
     for (size_t i = 0; i < sizeof OPTIONAL / sizeof OPTIONAL[0]; i++)
@@ -1992,7 +2430,10 @@ static int control(int command, int arg, int *result) {
     case 40: *result = (int)g_graphs.n; return SUCCESS;
     case 41: *result = (int)g_graph_execs.n; return SUCCESS;
     case 42: *result = (int)g_launches_outside_current; return SUCCESS;
-    case 43: *result = (int)g_host.n; return SUCCESS;
+    case 43: *result = count_host_blocks(0); return SUCCESS;
+    case 44: *result = count_host_blocks(1); return SUCCESS;
+    case 45: *result = (int)g_deferred_runs; return SUCCESS;
+    case 46: *result = (int)g_pools.n; return SUCCESS;
     default: return INVALID_VALUE;
     }
 }

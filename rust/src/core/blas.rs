@@ -4,8 +4,10 @@
 //! Increments: reference BLAS visits element i of a vector with increment `inc` at
 //! `(inc >= 0) ? i*inc : (n-1-i)*(-inc)` from the lowest-address element; the kernels do the same.
 //! A read-only vector may have increment 0 (every element is the first); a written one may not
-//! (parallel writes to one element would race). Single-vector ops (scal, nrm2, asum, iamax) do
-//! nothing (or return 0) for `incx <= 0`, as reference BLAS does.
+//! (parallel writes to one element would race), except in the single-vector ops (scal, nrm2, asum,
+//! iamax), which do nothing (or return 0) for `incx <= 0`, 0 included, as the Fortran 77 reference
+//! BLAS routines do (the Fortran 90 nrm2 of LAPACK 3.9.1 and later walks a negative increment
+//! backwards instead).
 
 use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;
@@ -13,7 +15,8 @@ use crate::core::host_result::ResultKind;
 use crate::core::kernels::{self, abi};
 use crate::core::launch::{self, LaunchShape};
 use crate::core::memory::DeviceMemory;
-use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUkernel, CUstream};
+use crate::core::streams::StreamUse;
+use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUkernel};
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
@@ -229,9 +232,14 @@ fn grid_for(sms: u64, n: i64, p: Precision, op: Op) -> u32 {
     (n as u64).div_ceil((abi::CUH_BLOCK_THREADS * per_thread) as u64).clamp(1, cap) as u32
 }
 
-/// Launches a BLAS kernel on the handle's stream; the context must be active.
-fn launch(handle: &Handle, op: Op, p: Precision, n: i64, params: &mut [*mut c_void], stream: CUstream) -> Result<()> {
+/// Launches a BLAS kernel on `on` (the handle's queue), after noting that stream's use of each
+/// operand's memory (rule L3); the context must be active.
+fn launch(handle: &Handle, op: Op, p: Precision, n: i64, params: &mut [*mut c_void], on: &StreamUse, operands: &[Option<&DeviceMemory>]) -> Result<()> {
     let f = function(handle, op, p)?;
+    for memory in operands.iter().flatten() {
+        memory.before_use(on)?;
+    }
+    let stream = on.raw();
     let g = grid(handle, n, p, op);
     let ctx = handle.context();
     // On compute capability 9.0+ every BLAS kernel waits (griddepcontrol.wait) before touching
@@ -267,7 +275,7 @@ pub fn scal(handle: &Handle, p: Precision, n: i64, alpha: f64, x: Vector) -> Res
     }
     let _scope = handle.activate()?;
     let (mut xp, mut n_, mut a, mut ix) = (address(&x, n, p, "x", handle)?, n, scalar(p, alpha), x.inc);
-    launch(handle, Op::Scal, p, n, &mut [p!(n_), p!(a), p!(xp), p!(ix)], handle.stream()?)
+    launch(handle, Op::Scal, p, n, &mut [p!(n_), p!(a), p!(xp), p!(ix)], &*handle.queue()?, &[Some(x.memory)])
 }
 
 /// y = alpha * x + y
@@ -282,7 +290,7 @@ pub fn axpy(handle: &Handle, p: Precision, n: i64, alpha: f64, x: Vector, y: Vec
     }
     let _scope = handle.activate()?;
     let (mut n_, mut a, mut ix, mut iy) = (n, scalar(p, alpha), x.inc, y.inc);
-    launch(handle, Op::Axpy, p, n, &mut [p!(n_), p!(a), p!(xp), p!(ix), p!(yp), p!(iy)], handle.stream()?)
+    launch(handle, Op::Axpy, p, n, &mut [p!(n_), p!(a), p!(xp), p!(ix), p!(yp), p!(iy)], &*handle.queue()?, &[Some(x.memory), Some(y.memory)])
 }
 
 /// y = x (copy) or x <-> y (swap)
@@ -298,7 +306,7 @@ pub fn copy_or_swap(handle: &Handle, p: Precision, swap: bool, n: i64, x: Vector
     let _scope = handle.activate()?;
     let (mut n_, mut ix, mut iy) = (n, x.inc, y.inc);
     let op = if swap { Op::Swap } else { Op::Copy };
-    launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(yp), p!(iy)], handle.stream()?)
+    launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(yp), p!(iy)], &*handle.queue()?, &[Some(x.memory), Some(y.memory)])
 }
 
 /// Where a reduction's result goes.
@@ -341,11 +349,12 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
         _ => 0,
     };
     let _scope = handle.activate()?;
-    let stream = handle.stream()?;
+    let queue = handle.queue()?;
+    let stream = queue.raw();
     if empty {
         // BLAS defines the result as 0; a device target still receives it, in stream order.
         if let (Some(_), ResultTarget::Device(memory, offset, _)) = (device_target, &target) {
-            memory.memset(*offset, result_bytes, 0, stream)?;
+            memory.memset(*offset, result_bytes, 0, &queue)?;
         }
         return Ok(0.0);
     }
@@ -363,13 +372,19 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
         None => (ws.host.target(copy_from), ws.host.next_sequence()),
     };
     let (mut n_, mut xp, mut ix) = (n, xp, x.inc);
+    let target_memory = match &target {
+        ResultTarget::Device(memory, _, _) => Some(*memory),
+        ResultTarget::Host => None,
+    };
+    // No allocation: a reduction's host result is a headline figure.
+    let operands = [Some(x.memory), Some(&ws.device), target_memory, y.as_ref().map(|y| y.memory)];
     match (op, y) {
         (Op::Dot, Some(y)) => {
             let (mut yp, mut iy) = (yp, y.inc);
-            launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(yp), p!(iy), p!(workspace), p!(result), p!(sequence)], stream)?;
+            launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(yp), p!(iy), p!(workspace), p!(result), p!(sequence)], &queue, &operands)?;
         }
         (Op::Dot, None) => return Err(Error::invalid_argument("dot needs a y vector")),
-        _ => launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(workspace), p!(result), p!(sequence)], stream)?,
+        _ => launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(workspace), p!(result), p!(sequence)], &queue, &operands)?,
     }
     if device_target.is_some() {
         return Ok(0.0);

@@ -1,5 +1,5 @@
 //! Binding to a driver context, validating it before use and activating it for the duration of
-//! one operation (rules H1-H4, H8, H11 of DESIGN.md).
+//! one operation (rules H1-H4, H8, H11 of docs/design.md).
 
 use crate::core::driver::{self, Driver};
 use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT};
@@ -19,8 +19,9 @@ pub enum Ownership {
 
 /// A driver context plus the unique id it had when we bound to it. The id is what makes a
 /// destroyed context (whose address may be reused) or a reset primary context (same address, new
-/// id) detectable *before* anything is pushed onto a thread (FIGURES.md: pushing a destroyed
-/// context "succeeds" and the process crashes later).
+/// id) detectable *before* anything is pushed onto a thread: on driver 580 pushing a destroyed
+/// context "succeeds" and a later call fails or the process dies (tests/handles-proof/
+/// cublas_behaviour.cu, `destroyed_context_driver` in docs/runs/2026-12-01-proof.log).
 pub struct Context {
     raw: CUcontext,
     id: u64,
@@ -118,13 +119,23 @@ impl Context {
         self.driver
     }
 
+    /// The same context, borrowed: no retain of its own, so the caller must make sure the
+    /// context outlives the view (for objects held only by holders of the context itself).
+    pub fn borrowed_view(&self) -> Context {
+        Context { raw: self.raw, id: self.id, device: self.device, ownership: Ownership::Borrowed, driver: self.driver }
+    }
+
     /// H8 + H11: fails with a precise error if the context was destroyed, reset, replaced by
     /// another one at the same address, or hit a sticky error; never touches the thread's stack.
     #[inline]
     pub fn validate(&self) -> Result<()> {
         let mut id = 0;
-        // SAFETY: cuCtxGetId only reads the context's id; on a destroyed context it returns
-        // CUDA_ERROR_CONTEXT_IS_DESTROYED (measured, FIGURES.md) rather than touching freed state.
+        // SAFETY: cuCtxGetId only reads the context's id. A retained primary context stays a
+        // handle the driver knows across a reset (cuDevicePrimaryCtxReset does not release it),
+        // so this is defined for it. A borrowed context must be kept alive by its owner (H1): the
+        // driver documents passing a destroyed context as undefined behaviour (cuCtxDestroy), so
+        // detecting one is best effort; driver 580 answers CUDA_ERROR_CONTEXT_IS_DESTROYED
+        // (`ctx_get_id_after_destroy` in docs/runs/2026-11-29-anchors.txt).
         let rc = unsafe { (self.driver.api.cuCtxGetId)(self.raw, &mut id) };
         if rc == CUDA_ERROR_CONTEXT_IS_DESTROYED || rc == CUDA_ERROR_INVALID_CONTEXT {
             let what = match self.ownership {
@@ -179,7 +190,8 @@ impl Drop for Context {
 }
 
 /// The thread's previous current context, restored when dropped. Switching is skipped when the
-/// context is already current (27 ns saved per call, FIGURES.md).
+/// context is already current (a `cuCtxSetCurrent` costs 26.0 ns on the H200:
+/// `ctx_set_current_same_ns` in docs/runs/2026-11-29-anchors.txt).
 ///
 /// Both switches use `cuCtxSetCurrent`, also when nothing was current: on an empty stack it puts
 /// the context on as the only entry, and `cuCtxSetCurrent(NULL)` takes that entry off again (the
@@ -239,6 +251,15 @@ pub fn device_count(driver: &Driver) -> Result<i32> {
     // SAFETY: out-pointer is a valid local.
     driver.check(unsafe { (driver.api.cuDeviceGetCount)(&mut count) }, "cuDeviceGetCount")?;
     Ok(count)
+}
+
+/// Whether `device`'s primary context is active (retained by someone); true when that cannot be
+/// read, so that nothing kept for it is forgotten on a guess.
+pub fn primary_active(driver: &Driver, device: CUdevice) -> bool {
+    let (mut flags, mut active) = (0, 0);
+    // SAFETY: out-pointers are valid locals; the driver validates the device handle.
+    let rc = unsafe { (driver.api.cuDevicePrimaryCtxGetState)(device, &mut flags, &mut active) };
+    rc != 0 || active != 0
 }
 
 fn retain_primary(driver: &Driver, device: CUdevice) -> Result<CUcontext> {

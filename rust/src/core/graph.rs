@@ -1,24 +1,27 @@
 //! CUDA graphs of a handle's calls, recorded by stream capture and replayed with one launch.
 //!
-//! Capture never runs on the handle's own stream: that comes from a pool shared by several
-//! handles (`stream_pool`), and capturing it would record the other handles' work into this graph
-//! (or make their synchronisation fail). `begin_capture` takes a private stream of the context,
+//! Capture never runs on the handle's own stream: frees of memory allocated on that stream go to
+//! it in stream order (from the cleaner thread too), and the user may have set a stream that
+//! other code uses. `begin_capture` takes a private capture stream of the context (`streams`),
 //! routes the handle's calls to it, and `end_capture` / `abort_capture` route them back. Nothing
 //! ever executes on the private stream, so it need not wait for the handle's stream first: a
-//! replay (`Graph::launch`) runs on the replaying handle's stream, in order with its other work.
+//! replay (`Graph::launch`) runs on the replaying handle's stream, in order with its other work,
+//! and notes the memory it uses on that stream (rules L3, L7), as any call does.
 //!
 //! Mode `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`: while this thread captures, the driver refuses
 //! this thread's "potentially unsafe" calls (synchronisations, `cuMemFree`), a backstop for raw
 //! driver calls cuhandle cannot see. Other threads stay unaffected, which a library needs: the
-//! cleaner thread or other handles may free memory (`cuCtxSynchronize` + `cuMemFree`) at any
-//! time, and under the GLOBAL mode those calls would fail and invalidate the capture. RELAXED
-//! would drop the backstop.
+//! cleaner thread or other handles may free memory at any time, and under the GLOBAL mode even
+//! their stream-ordered frees could fail and invalidate the capture. RELAXED would drop the
+//! backstop.
 
 use crate::core::blas;
 use crate::core::context::Context;
 use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;
-use crate::core::stream_pool;
+use crate::core::memory::pinned::PinnedMemory;
+use crate::core::memory::DeviceMemory;
+use crate::core::streams;
 use cudarc::driver::sys::{CUgraph, CUgraphExec, CUstream};
 use std::sync::Arc;
 
@@ -57,14 +60,14 @@ pub fn begin_capture(handle: &Handle) -> Result<()> {
     drop(handle.workspace(blas::workspace_bytes())?);
     blas::load_kernels(handle)?;
     let ctx = handle.context();
-    let stream = stream_pool::take_private(ctx)?;
+    let stream = streams::take_capture(ctx)?;
     // SAFETY: a live stream of the active context; the mode is a valid CUstreamCaptureMode.
     let rc = unsafe { (ctx.driver().api.cuStreamBeginCapture)(stream, CAPTURE_MODE_THREAD_LOCAL) };
     if let Err(e) = ctx.check(rc, "cuStreamBeginCapture") {
-        stream_pool::give_back_private(ctx, stream);
+        streams::give_back_capture(ctx, stream);
         return Err(e);
     }
-    let previous = handle.swap_stream(stream as usize);
+    let previous = handle.begin_capture_stream(stream as usize);
     *slot = Some(Capture { stream: stream as usize, previous });
     Ok(())
 }
@@ -114,7 +117,7 @@ pub fn abort_capture(handle: &Handle) -> Result<()> {
 fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
     let _scope = handle.activate()?;
     let capture = handle.capture_slot()?.take().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
-    handle.swap_stream(capture.previous);
+    handle.end_capture_stream(capture.previous);
     let ctx = Arc::clone(handle.context());
     let api = &ctx.driver().api;
     let stream = capture.stream as CUstream;
@@ -125,7 +128,7 @@ fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
     // SAFETY: as above. Status 0 = CU_STREAM_CAPTURE_STATUS_NONE: safe to reuse the stream.
     let idle = unsafe { (api.cuStreamIsCapturing)(stream, &mut status) } == 0 && status == 0;
     if idle {
-        stream_pool::give_back_private(&ctx, stream);
+        streams::give_back_capture(&ctx, stream);
     } else {
         log::warn!("a capture stream is still capturing after cuStreamEndCapture; it is not reused");
     }
@@ -161,8 +164,10 @@ impl Graph {
         &self.ctx
     }
 
-    /// Replays the graph on `handle`'s current stream, after the work queued there before.
-    pub fn launch(&self, handle: &Handle) -> Result<()> {
+    /// Replays the graph on `handle`'s current stream, after the work queued there before. The
+    /// device and pinned memory the recorded calls use (the caller holds them open) note the
+    /// replay's stream, so that their release waits for it (rules L3, L7).
+    pub fn launch(&self, handle: &Handle, buffers: &[&DeviceMemory], pinned: &[&PinnedMemory]) -> Result<()> {
         if handle.context().id() != self.ctx.id() {
             return Err(Error::invalid_argument(format!(
                 "the graph was captured in context id {} but the handle is bound to context id {}; a graph replays only in its own context",
@@ -171,13 +176,20 @@ impl Graph {
             )));
         }
         let _scope = handle.activate()?;
-        let stream = handle.stream()?;
+        let queue = handle.queue()?;
+        for buffer in buffers {
+            buffer.before_use(&queue)?;
+        }
+        for memory in pinned {
+            memory.note_replay(handle.context(), &queue);
+        }
         // SAFETY: an executable graph of the active context and a stream of it.
-        self.ctx.check(unsafe { (self.ctx.driver().api.cuGraphLaunch)(self.exec, stream) }, "cuGraphLaunch")
+        self.ctx.check(unsafe { (self.ctx.driver().api.cuGraphLaunch)(self.exec, queue.raw()) }, "cuGraphLaunch")
     }
 
-    /// Frees the graph after every replay queued in its context has finished. Never fails: a
-    /// dead context took the graph with it (H8).
+    /// Destroys the graph without waiting: the driver frees an executable graph whose replays are
+    /// still queued once they finish (`cuGraphExecDestroy`). Never fails: a dead context took the
+    /// graph with it (H8).
     pub fn destroy(self) {
         // Drop does the work, so that a Graph dropped on an error path is freed the same way.
     }
@@ -188,12 +200,10 @@ impl Drop for Graph {
         match self.ctx.activate() {
             Ok(_scope) => {
                 let api = &self.ctx.driver().api;
-                // SAFETY: the context is active. Waiting first keeps a queued replay from running
-                // a destroyed executable graph, whatever stream it was launched on.
-                if let Err(e) = self.ctx.check(unsafe { (api.cuCtxSynchronize)() }, "cuCtxSynchronize") {
-                    log::warn!("destroying a graph: waiting for the context's work failed ({e}); destroying anyway");
-                }
-                // SAFETY: created by us in this context, destroyed once (Drop runs once).
+                // SAFETY: created by us in this context, destroyed once (Drop runs once). Replays
+                // still queued complete first: the driver defers the release ("if the executable
+                // graph is in-flight, it will not be terminated, but rather freed asynchronously
+                // on completion", cuGraphExecDestroy).
                 let rc = unsafe { (api.cuGraphExecDestroy)(self.exec) };
                 if rc != 0 {
                     log::warn!("cuGraphExecDestroy failed: {}", self.ctx.driver().describe(rc));

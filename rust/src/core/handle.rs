@@ -5,16 +5,19 @@
 //! threads at once.
 
 use crate::core::blas;
-use crate::core::context::{Activation, Context};
+use crate::core::context::{Activation, Context, Ownership};
 use crate::core::device::{self, DeviceInfo};
 use crate::core::error::{Error, Result};
 use crate::core::host_result::HostResult;
 use crate::core::graph::Capture;
+use crate::core::memory::context_memory::{self, ContextMemory};
+use crate::core::memory::pinned::PinnedMemory;
+use crate::core::memory::pool::PoolStats;
 use crate::core::memory::DeviceMemory;
 use crate::core::raw_value;
-use crate::core::stream_pool;
+use crate::core::streams::{self, StreamUse};
 use cudarc::driver::sys::{CUcontext, CUstream};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// Marks "the handle's own stream" in `current_stream` (0, 1 and 2 are real stream values:
@@ -27,28 +30,57 @@ const CU_STREAM_PER_THREAD: usize = 2;
 
 /// Scratch memory for reductions: device partials + a counter, and a pinned host slot for
 /// results read back by the host. One per handle; reductions on it are serialised by `lock`.
-/// Dropping it frees both (the device part after the context's work is done).
+/// Dropping it frees both (the device part in stream order).
 pub struct Workspace {
     pub device: DeviceMemory,
     pub host: HostResult,
 }
 
-impl Drop for Workspace {
-    fn drop(&mut self) {
-        let ctx = self.device.context();
-        if let Ok(_scope) = ctx.activate() {
-            // Every reduction that wrote the slot was waited for (handle.destroy synchronises).
-            self.host.free(ctx);
+/// The stream one call queues its work on, read once per call so that the work and the use
+/// tracking agree: the handle's own stream (borrowed, the common case: nothing is copied) or
+/// another one.
+pub enum Queue<'a> {
+    Own(&'a StreamUse),
+    Other(StreamUse),
+}
+
+impl std::ops::Deref for Queue<'_> {
+    type Target = StreamUse;
+    fn deref(&self) -> &StreamUse {
+        match self {
+            Queue::Own(used) => used,
+            Queue::Other(used) => used,
         }
     }
 }
 
+/// What the context's memory holds for `Handle::memory_stats`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MemoryStats {
+    /// The stream-ordered pool (zero without pools).
+    pub pool: PoolStats,
+    /// Pinned host bytes released and kept for reuse.
+    pub pinned_cached: u64,
+    /// Whether device memory comes from a pool (else `cuMemAlloc`).
+    pub stream_ordered: bool,
+}
+
 pub struct Handle {
+    /// The context's memory, taken on the first allocation. Declared before `ctx` so that it is
+    /// dropped (and, if it was the last reference, released) while the context is still held.
+    memory: OnceLock<Arc<ContextMemory>>,
     ctx: Arc<Context>,
     device: &'static DeviceInfo,
-    /// Created on first use, so that creating a handle costs only the context binding.
-    own_stream: AtomicPtr<cudarc::driver::sys::CUstream_st>,
+    /// The handle's own stream and lease, taken on first use, so that creating a handle costs
+    /// only the context binding.
+    own: OnceLock<StreamUse>,
+    /// `OWN_STREAM`, or the raw stream work goes to (a user stream, the legacy stream, or the
+    /// private stream of a capture in progress).
     current_stream: AtomicUsize,
+    /// The attachment number of the user stream in `current_stream` (see `streams::attach`).
+    user_attachment: AtomicU64,
+    /// A capture is in progress: `current_stream` is its private stream.
+    capturing: AtomicBool,
     init_lock: Mutex<()>,
     workspace: Mutex<Option<Workspace>>,
     /// The BLAS kernels' functions in this handle's context, looked up on first use.
@@ -62,10 +94,13 @@ impl Handle {
     pub fn new(ctx: Context) -> Result<Handle> {
         let device = device::info(ctx.device())?;
         Ok(Handle {
+            memory: OnceLock::new(),
             ctx: Arc::new(ctx),
             device,
-            own_stream: AtomicPtr::new(std::ptr::null_mut()),
+            own: OnceLock::new(),
             current_stream: AtomicUsize::new(OWN_STREAM),
+            user_attachment: AtomicU64::new(0),
+            capturing: AtomicBool::new(false),
             init_lock: Mutex::new(()),
             workspace: Mutex::new(None),
             blas_functions: OnceLock::new(),
@@ -91,49 +126,97 @@ impl Handle {
         &self.blas_functions
     }
 
-    /// The stream work goes to. Call only with the context active.
+    /// Where this call's work goes. Call only with the context active (the own stream is made on
+    /// first use).
+    #[inline]
+    pub fn queue(&self) -> Result<Queue<'_>> {
+        let current = self.current_stream.load(Ordering::Acquire);
+        if current == OWN_STREAM {
+            return Ok(Queue::Own(self.own_use()?));
+        }
+        Ok(Queue::Other(if self.capturing.load(Ordering::Acquire) {
+            StreamUse::Capture { raw: current }
+        } else if current <= CU_STREAM_LEGACY {
+            StreamUse::Legacy { raw: current }
+        } else {
+            StreamUse::User { raw: current, attachment: self.user_attachment.load(Ordering::Acquire) }
+        }))
+    }
+
+    /// The raw stream work goes to. Call only with the context active.
     #[inline]
     pub fn stream(&self) -> Result<CUstream> {
-        let current = self.current_stream.load(Ordering::Acquire);
-        if current != OWN_STREAM {
-            return Ok(current as CUstream);
+        Ok(self.queue()?.raw())
+    }
+
+    #[inline]
+    fn own_use(&self) -> Result<&StreamUse> {
+        match self.own.get() {
+            Some(own) => Ok(own),
+            None => self.lease_own_stream(),
         }
-        let own = self.own_stream.load(Ordering::Acquire);
-        if !own.is_null() {
-            return Ok(own);
-        }
-        self.create_own_stream()
     }
 
     /// The handle's own stream when work goes to it (no `setStream`, no capture in progress) and
-    /// it was already created: always a non-null stream of the handle's context, so stream-ordered
+    /// it was already leased: always a non-null stream of the handle's context, so stream-ordered
     /// calls on it may skip activation where the driver allows it (see `launch::launch`). `None`
     /// for a user stream (whose life the handle does not control), the legacy stream (which means
     /// "the current context's") or a capture stream.
     #[inline]
-    pub fn own_stream_in_use(&self) -> Option<CUstream> {
+    pub fn own_stream_in_use(&self) -> Option<&StreamUse> {
         if self.current_stream.load(Ordering::Acquire) != OWN_STREAM {
             return None;
         }
-        let own = self.own_stream.load(Ordering::Acquire);
-        (!own.is_null()).then_some(own)
+        self.own.get()
     }
 
-    /// The handle's default stream, taken from its context's pool on first use (see
-    /// `stream_pool`: handles share a few streams instead of each creating and destroying one).
+    /// Leases the handle's own stream (see `streams`: no other live handle uses it).
     #[cold]
-    fn create_own_stream(&self) -> Result<CUstream> {
+    fn lease_own_stream(&self) -> Result<&StreamUse> {
         let _guard = self.init_lock.lock().map_err(|_| Error::invalid_state("handle lock poisoned"))?;
-        let own = self.own_stream.load(Ordering::Acquire);
-        if !own.is_null() {
+        if let Some(own) = self.own.get() {
             return Ok(own);
         }
-        let stream = stream_pool::next_stream(&self.ctx)?;
-        self.own_stream.store(stream, Ordering::Release);
-        Ok(stream)
+        let lease = streams::lease(&self.ctx)?;
+        Ok(self.own.get_or_init(|| StreamUse::Pooled(lease)))
     }
 
-    /// The stream as a raw value for interop (creates the own stream if needed).
+    /// The context's memory (pool and pinned cache), taken on first use. The context must be active.
+    fn memory(&self) -> Result<&Arc<ContextMemory>> {
+        if let Some(memory) = self.memory.get() {
+            return Ok(memory);
+        }
+        let memory = context_memory::of(&self.ctx, self.device)?;
+        Ok(self.memory.get_or_init(|| memory))
+    }
+
+    /// `bytes` of device memory, in stream order on the handle's stream where the context has a
+    /// memory pool. The context must be active.
+    pub fn allocate(&self, bytes: usize) -> Result<DeviceMemory> {
+        let queue = self.queue()?;
+        DeviceMemory::allocate(self.memory()?, &self.ctx, bytes, &queue)
+    }
+
+    /// `bytes` of pinned host memory from the context's cache. The context must be active.
+    pub fn allocate_pinned(&self, bytes: usize) -> Result<PinnedMemory> {
+        PinnedMemory::allocate(self.memory()?, &self.ctx, bytes)
+    }
+
+    /// What the context's memory pool and pinned cache hold (M1).
+    pub fn memory_stats(&self) -> Result<MemoryStats> {
+        let _scope = self.activate()?;
+        let memory = self.memory()?;
+        let (pool, pinned_cached) = memory.stats(&self.ctx)?;
+        Ok(MemoryStats { pool, pinned_cached, stream_ordered: memory.pool().is_some() })
+    }
+
+    /// Gives the context's cached device and pinned memory back to the driver (M1).
+    pub fn trim_memory(&self) -> Result<()> {
+        let _scope = self.activate()?;
+        self.memory()?.trim(&self.ctx)
+    }
+
+    /// The stream as a raw value for interop (leases the own stream if needed).
     pub fn raw_stream(&self) -> Result<usize> {
         let _scope = self.activate()?;
         Ok(self.stream()? as usize)
@@ -151,9 +234,11 @@ impl Handle {
 
     /// H9: work goes to `raw` from now on (0 or 1 = the context's legacy default stream). The
     /// previous stream is synchronised first, because the reduction workspace is reused in
-    /// stream order. `CU_STREAM_PER_THREAD` is refused: it names another stream on every thread,
-    /// so reductions from several threads would share the workspace unordered, and
-    /// `synchronize()` or `close()` on one thread could not wait for the others' work.
+    /// stream order, and a user stream left is detached (see `streams::attach`).
+    /// `CU_STREAM_PER_THREAD` is refused: it names another stream on every thread, so reductions
+    /// from several threads would share the workspace unordered, and `synchronize()` or `close()`
+    /// on one thread could not wait for the others' work. The Java handle makes this call
+    /// exclusive: no other call on the handle is in flight meanwhile.
     pub fn set_stream(&self, raw: usize) -> Result<()> {
         match raw {
             0 | CU_STREAM_LEGACY => {}
@@ -178,7 +263,10 @@ impl Handle {
                 )));
             }
         }
-        self.synchronize_active()?;
+        self.leave_current_stream()?;
+        if raw > CU_STREAM_PER_THREAD {
+            self.user_attachment.store(streams::attach(&self.ctx, raw), Ordering::Release);
+        }
         self.current_stream.store(raw, Ordering::Release);
         Ok(())
     }
@@ -186,8 +274,19 @@ impl Handle {
     /// Back to the handle's own stream.
     pub fn reset_stream(&self) -> Result<()> {
         let _scope = self.activate()?;
-        self.synchronize_active()?;
+        self.leave_current_stream()?;
         self.current_stream.store(OWN_STREAM, Ordering::Release);
+        Ok(())
+    }
+
+    /// Synchronises the stream work goes to now and, if it is a user stream, detaches from it.
+    /// The context is active.
+    fn leave_current_stream(&self) -> Result<()> {
+        self.synchronize_active()?;
+        let current = self.current_stream.load(Ordering::Acquire);
+        if current != OWN_STREAM && current > CU_STREAM_PER_THREAD {
+            streams::detach(&self.ctx, current);
+        }
         Ok(())
     }
 
@@ -198,10 +297,14 @@ impl Handle {
 
     fn synchronize_active(&self) -> Result<()> {
         let current = self.current_stream.load(Ordering::Acquire);
-        let stream = if current == OWN_STREAM { self.own_stream.load(Ordering::Acquire) } else { current as CUstream };
-        if current == OWN_STREAM && stream.is_null() {
-            return Ok(()); // nothing was ever queued
-        }
+        let stream = if current == OWN_STREAM {
+            match self.own.get() {
+                Some(own) => own.raw(),
+                None => return Ok(()), // nothing was ever queued
+            }
+        } else {
+            current as CUstream
+        };
         let api = &self.ctx.driver().api;
         // SAFETY: the stream belongs to the active context.
         self.ctx.check(unsafe { (api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")
@@ -220,11 +323,17 @@ impl Handle {
         self.capture.lock().map_err(|_| Error::invalid_state("handle capture lock poisoned"))
     }
 
-    /// Routes later calls to `raw` (a stream value as kept in `current_stream`) without
-    /// synchronising, and returns the previous value: for graph capture, whose private stream
-    /// executes nothing.
-    pub(crate) fn swap_stream(&self, raw: usize) -> usize {
+    /// Routes later calls to capture stream `raw` without synchronising, and returns the previous
+    /// value: for graph capture, whose private stream executes nothing.
+    pub(crate) fn begin_capture_stream(&self, raw: usize) -> usize {
+        self.capturing.store(true, Ordering::Release);
         self.current_stream.swap(raw, Ordering::AcqRel)
+    }
+
+    /// Routes later calls back to `previous` (from `begin_capture_stream`).
+    pub(crate) fn end_capture_stream(&self, previous: usize) {
+        self.current_stream.store(previous, Ordering::Release);
+        self.capturing.store(false, Ordering::Release);
     }
 
     /// The reduction workspace, created on first use, locked for one reduction.
@@ -232,18 +341,18 @@ impl Handle {
     pub fn workspace(&self, device_bytes: usize) -> Result<MutexGuard<'_, Option<Workspace>>> {
         let mut guard = self.workspace.lock().map_err(|_| Error::invalid_state("handle workspace lock poisoned"))?;
         if guard.is_none() {
-            let stream = self.stream()?;
+            let queue = self.queue()?;
             // On any failure below, `device` is dropped and so freed (no leak on a failed setup).
-            let device = DeviceMemory::allocate(&self.ctx, device_bytes)?;
-            device.memset(0, device_bytes, 0, stream)?;
-            *guard = Some(Workspace { device, host: HostResult::allocate(&self.ctx)? });
+            let device = self.allocate(device_bytes)?;
+            device.memset(0, device_bytes, 0, &queue)?;
+            *guard = Some(Workspace { device, host: HostResult::allocate(self.memory()?, &self.ctx)? });
         }
         Ok(guard)
     }
 
-    /// H6: synchronises the handle's stream, frees what the handle owns and releases the context
-    /// binding. Never
-    /// fails: a dead or reset context means there is nothing left to free (H8).
+    /// H6: synchronises the handle's stream, frees what the handle owns, gives its stream back
+    /// and releases the context binding. Never fails: a dead or reset context means there is
+    /// nothing left to free (H8).
     pub fn destroy(self) {
         // Taken out first so that it is dropped (freed) with the context active below, or, when
         // the context is gone, dropped without freeing (its Drop finds the context invalid).
@@ -257,11 +366,16 @@ impl Handle {
         }
         match self.activate() {
             Ok(scope) => {
-                if let Err(e) = self.synchronize_active() {
+                if let Err(e) = self.leave_current_stream() {
                     log::warn!("closing a handle: synchronising its stream failed: {e}");
                 }
+                // Freed in stream order on the own stream, before the stream is given back.
                 drop(workspace);
-                // The default stream belongs to the context's pool and stays for the next handle.
+                if let Some(StreamUse::Pooled(lease)) = self.own.get() {
+                    // The own stream was synchronised when the handle last left it (a stream
+                    // switch) or just now: nothing queued under this lease is still running.
+                    streams::give_back(&self.ctx, lease.clone());
+                }
                 drop(scope);
             }
             Err(e) => {
@@ -269,6 +383,13 @@ impl Handle {
                 drop(workspace);
             }
         }
-        // Dropping the last Arc releases the primary-context retain (exactly once).
+        let (device, primary, id) = (self.ctx.device(), self.ctx.ownership() == Ownership::RetainedPrimary, self.ctx.id());
+        let driver = self.ctx.driver();
+        drop(self);
+        // Dropping the last Arc released the primary-context retain (exactly once). If that left
+        // the primary context inactive, it is gone with its streams: forget them.
+        if primary && !crate::core::context::primary_active(driver, device) {
+            streams::forget(id);
+        }
     }
 }

@@ -17,6 +17,9 @@
 use crate::core::context::Context;
 use crate::core::error::Result;
 use crate::core::kernels::abi;
+use crate::core::memory::context_memory::ContextMemory;
+use crate::core::memory::pinned::PinnedMemory;
+use std::sync::Arc;
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
@@ -24,8 +27,6 @@ use std::time::{Duration, Instant};
 /// Bytes of host memory the slot holds: the result packet (or a copied result) at its start.
 pub const HOST_RESULT_BYTES: usize = 64;
 const _: () = assert!(abi::CUH_HOST_RESULT_PACKET_BYTES == 16 && abi::CUH_HOST_RESULT_PACKET_BYTES <= HOST_RESULT_BYTES);
-/// cuda.h's `CU_MEMHOSTALLOC_DEVICEMAP`: map the allocation into the device's address space.
-const CU_MEMHOSTALLOC_DEVICEMAP: u32 = 0x02;
 /// How long to spin for the signal before blocking in the driver. Long enough for a reduction
 /// of tens of millions of elements with an idle stream ahead (the H200 reads ~4.4 TB/s), short
 /// enough that a long queue or a failed stream costs little CPU before the driver takes over.
@@ -34,7 +35,10 @@ const SPIN_BUDGET: Duration = Duration::from_micros(100);
 const READS_PER_CLOCK_CHECK: u32 = 64;
 
 pub struct HostResult {
-    /// Page-aligned pinned host memory of `HOST_RESULT_BYTES`.
+    /// Page-aligned pinned host memory of at least `HOST_RESULT_BYTES`, mapped into the device
+    /// (the pinned cache maps every block), at `host`; back to the cache when dropped. None only
+    /// in unit tests, which never dereference `host`.
+    _memory: Option<PinnedMemory>,
     host: *mut u8,
     /// The device's address of `host` when mapped; `None`: results are copied (no signal).
     device: Option<CUdeviceptr>,
@@ -55,22 +59,21 @@ pub enum Waited {
 }
 
 impl HostResult {
-    /// Allocates the slot in the active context `ctx`, mapped into the device; if the driver
-    /// gives no device address for it, results are copied into it instead.
-    pub fn allocate(ctx: &Context) -> Result<HostResult> {
-        let api = &ctx.driver().api;
-        let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
-        // SAFETY: out-pointer is a valid local; the context is active (caller's contract).
-        ctx.check(unsafe { (api.cuMemHostAlloc)(&mut host, HOST_RESULT_BYTES, CU_MEMHOSTALLOC_DEVICEMAP) }, "cuMemHostAlloc")?;
+    /// Takes the slot from the context's pinned cache (`ctx` active), mapped into the device; if
+    /// the driver gives no device address for it, results are copied into it instead.
+    pub fn allocate(memory: &Arc<ContextMemory>, ctx: &Arc<Context>) -> Result<HostResult> {
+        let memory = PinnedMemory::allocate(memory, ctx, HOST_RESULT_BYTES)?;
+        let host = memory.address();
         let mut device: CUdeviceptr = 0;
-        // SAFETY: `host` was just allocated by cuMemHostAlloc in this context; flags must be 0.
-        let rc = unsafe { (api.cuMemHostGetDevicePointer)(&mut device, host, 0) };
+        // SAFETY: `host` is a mapped block of pinned memory of this context; flags must be 0.
+        let rc = unsafe { (ctx.driver().api.cuMemHostGetDevicePointer)(&mut device, host.cast(), 0) };
         // Not logged: this runs under the workspace lock (rule L4); the fallback is only slower.
         let device = (rc == 0 && device != 0).then_some(device);
-        // cuMemHostAlloc does not clear memory; a stale sequence number must never match.
-        // SAFETY: `host` holds HOST_RESULT_BYTES writable bytes that nothing else uses yet.
-        unsafe { std::ptr::write_bytes(host.cast::<u8>(), 0, HOST_RESULT_BYTES) };
-        Ok(HostResult { host: host.cast(), device, sequence: 0 })
+        // A block from the cache holds what its last user left, and new ones are not cleared: a
+        // stale sequence number must never match.
+        // SAFETY: `host` holds HOST_RESULT_BYTES writable bytes that nothing else uses now.
+        unsafe { std::ptr::write_bytes(host, 0, HOST_RESULT_BYTES) };
+        Ok(HostResult { _memory: Some(memory), host, device, sequence: 0 })
     }
 
     /// Where a kernel should store the result: the mapped slot, or `copy_from` (device memory
@@ -133,16 +136,6 @@ impl HostResult {
                 ResultKind::F32 => std::ptr::read_volatile(self.host as *const f32) as f64,
                 ResultKind::F64 => std::ptr::read_volatile(self.host as *const f64),
             }
-        }
-    }
-
-    /// Frees the slot; the context must be active and no kernel may still write it.
-    pub fn free(&self, ctx: &Context) {
-        // SAFETY: allocated by cuMemHostAlloc in this context and freed once (by the owning
-        // workspace's Drop, after the stream was synchronised).
-        let rc = unsafe { (ctx.driver().api.cuMemFreeHost)(self.host.cast()) };
-        if rc != 0 {
-            log::warn!("freeing a handle's pinned result slot failed: {}", ctx.driver().describe(rc));
         }
     }
 }
@@ -239,11 +232,11 @@ mod tests {
 
     #[test]
     fn a_mapped_slot_hands_out_increasing_sequence_numbers_and_an_unmapped_one_none() {
-        let mut mapped = HostResult { host: std::ptr::null_mut(), device: Some(0x1000), sequence: 0 };
+        let mut mapped = HostResult { _memory: None, host: std::ptr::null_mut(), device: Some(0x1000), sequence: 0 };
         assert_eq!(mapped.target(0x2000), 0x1000, "the kernel writes the mapped slot");
         let numbers: Vec<u64> = (0..3).map(|_| mapped.next_sequence()).collect();
         assert_eq!(numbers, [1, 2, 3], "never 0 (no signal) and never repeated");
-        let mut unmapped = HostResult { host: std::ptr::null_mut(), device: None, sequence: 0 };
+        let mut unmapped = HostResult { _memory: None, host: std::ptr::null_mut(), device: None, sequence: 0 };
         assert_eq!(unmapped.target(0x2000), 0x2000, "the kernel writes device memory that is then copied");
         assert_eq!(unmapped.next_sequence(), 0);
         assert_eq!(unmapped.next_sequence(), 0);

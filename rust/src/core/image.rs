@@ -5,7 +5,7 @@
 
 use crate::core::error::{Error, Result};
 
-const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+pub(crate) const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 /// Zero bytes after the image: terminates PTX text and absorbs any small over-read.
 const PADDING: usize = 64;
 
@@ -56,13 +56,13 @@ fn truncated(what: &str, need: u64, have: usize) -> Error {
     Error::invalid_argument(format!("truncated {what}: its headers describe {need} bytes but the image has only {have}"))
 }
 
-fn u16_at(b: &[u8], at: usize) -> Option<u64> {
+pub(crate) fn u16_at(b: &[u8], at: usize) -> Option<u64> {
     b.get(at..at + 2).map(|s| u16::from_le_bytes([s[0], s[1]]) as u64)
 }
-fn u32_at(b: &[u8], at: usize) -> Option<u64> {
+pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u64> {
     b.get(at..at + 4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as u64)
 }
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+pub(crate) fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     b.get(at..at + 8).map(|s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
 }
 

@@ -6,6 +6,7 @@
 use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT};
 use crate::core::driver::{CuResult, DriverApi};
 use crate::core::handle::Handle;
+use crate::core::streams::StreamUse;
 use cudarc::driver::sys::{CUfunction, CUkernel, CUstream};
 use std::ffi::c_void;
 
@@ -122,14 +123,47 @@ pub(crate) fn function_in_active_context(handle: &Handle, kernel: CUkernel) -> R
     Ok(function)
 }
 
+/// The most blocks a thread-block cluster of `function` may have with `shape`'s grid, block and
+/// dynamic shared memory on the handle's device (`cuOccupancyMaxPotentialClusterSize`, which ignores
+/// the shape's cluster): 8, the portable limit, unless the kernel allows non-portable cluster sizes
+/// (`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`); then what the device can hold. `None`
+/// where the driver lacks the call.
+pub(crate) fn max_cluster_size(handle: &Handle, function: CUfunction, shape: &LaunchShape) -> Result<Option<u32>> {
+    let ctx = handle.context();
+    let Some(max_cluster_size) = ctx.driver().api.cuOccupancyMaxPotentialClusterSize else { return Ok(None) };
+    let _scope = handle.activate()?;
+    let config = LaunchConfig {
+        grid: shape.grid,
+        block: shape.block,
+        shared_bytes: shape.shared_bytes,
+        stream: handle.stream()?,
+        attrs: std::ptr::null_mut(),
+        num_attrs: 0,
+    };
+    let mut blocks = 0;
+    // SAFETY: out-pointer and config are valid locals (config has cuda.h's layout, tests below);
+    // `function` is the kernel's function in the handle's context, which is current.
+    ctx.check(unsafe { max_cluster_size(&mut blocks, function, &config) }, "cuOccupancyMaxPotentialClusterSize")?;
+    Ok(Some(blocks.max(0) as u32))
+}
+
 /// Launches `function` (from `function` above, or a `CUkernel`, which the driver resolves for the
 /// current context on every launch) on the handle's stream in the handle's context.
+/// `before_queuing(on)` runs first with the stream the launch goes to: it notes that stream's use
+/// of the device memory the arguments point into (rule L3).
 ///
 /// # Safety
 /// `params` must point to `arg_count` readable pointers, each to an argument of the size the
 /// kernel expects (the Java side checks sizes where the driver reports them; device pointers
 /// are the caller's promise).
-pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, params: *mut *mut c_void, arg_count: usize) -> Result<()> {
+pub unsafe fn launch(
+    handle: &Handle,
+    function: CUfunction,
+    shape: LaunchShape,
+    params: *mut *mut c_void,
+    arg_count: usize,
+    before_queuing: impl Fn(&StreamUse) -> Result<()>,
+) -> Result<()> {
     if arg_count > MAX_KERNEL_ARGS {
         return Err(Error::invalid_argument(format!("{arg_count} kernel arguments given; at most {MAX_KERNEL_ARGS} are supported")));
     }
@@ -138,13 +172,15 @@ pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, 
     // No arguments: a null array, so the driver never reads the caller's (unused) entries.
     let params = if arg_count == 0 { std::ptr::null_mut() } else { params };
     if !shape.needs_attributes() && launches_in_the_streams_context(ctx.driver().version) {
-        if let Some(stream) = handle.own_stream_in_use() {
+        if let Some(own) = handle.own_stream_in_use() {
             // Without activation: H8/H11 validation still runs first, so a destroyed, reset or
             // poisoned context is refused before the driver sees its stream.
             ctx.validate()?;
+            before_queuing(own)?;
+            let stream = own.raw();
             // SAFETY: the caller's contract for `params`; `stream` is a live stream of the
-            // handle's context (its pool keeps it while the context lives, and the context was
-            // validated just now), and the driver launches in the stream's context whatever is
+            // handle's context (leased by the handle, never destroyed while the context lives, and
+            // the context was validated just now), and the driver launches in the stream's context whatever is
             // current, from STREAM_CONTEXT_LAUNCH_SINCE on.
             let (rc, operation) = unsafe { queue(api, function, &shape, stream, params) };
             // A driver that still wants a current context says so before queuing anything:
@@ -155,10 +191,11 @@ pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, 
         }
     }
     let _scope = handle.activate()?;
-    let stream = handle.stream()?;
-    // SAFETY: the caller's contract for `params`; the handle's context is current and `stream` is
+    let on = handle.queue()?;
+    before_queuing(&on)?;
+    // SAFETY: the caller's contract for `params`; the handle's context is current and `on` is
     // the handle's stream in it.
-    let (rc, operation) = unsafe { queue(api, function, &shape, stream, params) };
+    let (rc, operation) = unsafe { queue(api, function, &shape, on.raw(), params) };
     ctx.check(rc, operation)
 }
 
@@ -168,8 +205,9 @@ pub unsafe fn launch(handle: &Handle, function: CUfunction, shape: LaunchShape, 
 /// # Safety
 /// `params` is null or holds as many valid argument pointers as the kernel takes; `function` is a
 /// function of the stream's context, or a CUkernel, which may be passed where a CUfunction is
-/// expected (the driver then uses the kernel's instance for the context it launches in; CUDA 12
-/// docs, verified in FIGURES.md); `stream` is live and accepted with what is current on this
+/// expected (the driver then uses the kernel's instance for the context it launches in, as
+/// cuLaunchKernel documents; `cukernel_in_user_ctx_ok` of tests/bench/anchors.cu in
+/// docs/runs/2026-11-29-anchors.txt); `stream` is live and accepted with what is current on this
 /// thread; a `dependent` shape's kernel waits before touching memory (see `LaunchShape`).
 pub(crate) unsafe fn queue(api: &DriverApi, function: CUfunction, shape: &LaunchShape, stream: CUstream, params: *mut *mut c_void) -> (CuResult, &'static str) {
     if !shape.needs_attributes() {

@@ -2,7 +2,8 @@
 
 use crate::core::driver::{self, Driver};
 use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND};
-use crate::core::image;
+use crate::core::image::{self, ImageKind};
+use crate::core::param_layout::{ImageLayouts, Param};
 use cudarc::driver::sys::{CUdevice, CUkernel, CUlibrary};
 use std::ffi::{c_void, CStr, CString};
 
@@ -31,6 +32,9 @@ pub struct Library {
     /// The image itself when the driver was told it is preserved (`CU_LIBRARY_BINARY_IS_PRESERVED`):
     /// the driver then reads it until the unload instead of copying it.
     _preserved: Option<image::CheckedImage>,
+    /// The kernels' parameter layouts read from the image, where the driver cannot report them
+    /// (no `cuKernelGetParamInfo` before CUDA 12.4); `None` where it can.
+    image_layouts: Option<ImageLayouts>,
 }
 
 /// JIT and library options accepted at load (`cuLibraryLoadData` / `cuLibraryLoadFromFile`).
@@ -107,7 +111,8 @@ pub enum ParamSizes {
     Known(Vec<usize>),
     /// The driver can tell, but only with a context current.
     NeedContext,
-    /// The driver predates `cuKernelGetParamInfo` (12.4): launches go unchecked.
+    /// The driver predates `cuKernelGetParamInfo` (12.4) and the image describes no parameters of the
+    /// kernel in a form `param_layout` reads: launches go unchecked.
     Unsupported,
 }
 
@@ -122,10 +127,21 @@ impl ParamSizes {
     }
 }
 
-/// A kernel of a library, with its parameter sizes where the driver can tell them (12.4+).
+/// A kernel of a library, with its parameter sizes where the driver (12.4+) or the image can tell them.
 pub struct KernelInfo {
     pub raw: CUkernel,
     pub param_sizes: ParamSizes,
+}
+
+/// The kernels' parameter layouts from the image where the driver cannot report them (rule K2 on
+/// every driver: read once, here, so that launches pay nothing for it); `None` where it can.
+fn layouts_unless_driver_tells(driver: &Driver, bytes: &[u8], kind: ImageKind) -> Option<ImageLayouts> {
+    if driver.api.cuKernelGetParamInfo.is_some() {
+        return None;
+    }
+    let layouts = ImageLayouts::read(bytes, kind);
+    log::debug!("read the parameters of {} kernels from a {kind:?} image (the driver has no cuKernelGetParamInfo)", layouts.len());
+    Some(layouts)
 }
 
 /// The text of a NUL-terminated log buffer, trimmed.
@@ -155,7 +171,8 @@ impl Library {
         let mut library_option = [CU_LIBRARY_BINARY_IS_PRESERVED];
         let mut library_value = [1usize as *mut c_void];
         let library_options = if options.binary_is_preserved { 1 } else { 0 };
-        Library::load_by(driver, options, "cuLibraryLoadData", &what, |raw, keys, values, n| {
+        let layouts = layouts_unless_driver_tells(driver, bytes, image.kind);
+        Library::load_by(driver, options, layouts, "cuLibraryLoadData", &what, |raw, keys, values, n| {
             // SAFETY: the image was bounds-checked and padded; the option arrays hold `n` entries
             // (and the log buffers their announced sizes); a preserved image is kept by the library.
             unsafe { (driver.api.cuLibraryLoadData)(raw, image.as_ptr(), keys, values, n, library_option.as_mut_ptr(), library_value.as_mut_ptr(), library_options) }
@@ -176,11 +193,12 @@ impl Library {
         let driver = driver::initialised()?;
         let bytes = std::fs::read(path).map_err(|e| Error::invalid_argument(format!("cannot read module file {}: {e}", path.display())))?;
         let kind = image::check(&bytes)?.kind;
+        let layouts = layouts_unless_driver_tells(driver, &bytes, kind);
         drop(bytes);
         let c_path = CString::new(path.as_os_str().as_encoded_bytes())
             .map_err(|_| Error::invalid_argument(format!("module file name {} contains a NUL character", path.display())))?;
         let what = format!("the {kind:?} file {}", path.display());
-        Library::load_by(driver, options, "cuLibraryLoadFromFile", &what, |raw, keys, values, n| {
+        Library::load_by(driver, options, layouts, "cuLibraryLoadFromFile", &what, |raw, keys, values, n| {
             // SAFETY: NUL-terminated path; the option arrays hold `n` entries; no library options.
             unsafe { (driver.api.cuLibraryLoadFromFile)(raw, c_path.as_ptr(), keys, values, n, std::ptr::null_mut(), std::ptr::null_mut(), 0) }
         })
@@ -188,7 +206,7 @@ impl Library {
 
     /// One load call with the JIT option arrays and log buffers; a failure quotes the error log.
     fn load_by(
-        driver: &'static Driver, options: &LoadOptions, operation: &str, what: &str,
+        driver: &'static Driver, options: &LoadOptions, image_layouts: Option<ImageLayouts>, operation: &str, what: &str,
         call: impl FnOnce(*mut CUlibrary, *mut i32, *mut *mut c_void, u32) -> i32,
     ) -> Result<Library> {
         let mut log = vec![0u8; JIT_LOG_BYTES].into_boxed_slice();
@@ -199,7 +217,7 @@ impl Library {
         if rc != 0 {
             return Err(Error::cuda(rc, operation, format!("{} ({what}){}", driver.describe(rc), jit_log_text(&log))));
         }
-        Ok(Library { raw, driver, jit_log: log, info_log, _preserved: None })
+        Ok(Library { raw, driver, jit_log: log, info_log, _preserved: None, image_layouts })
     }
 
     /// The JIT's information log so far (empty for machine code the JIT did not touch).
@@ -230,6 +248,13 @@ impl Library {
             // Lazy loading defers JIT compilation (and its errors) to the first lookup.
             return Err(Error::cuda(rc, "cuLibraryGetKernel", format!("{} (kernel '{name}'){}", self.driver.describe(rc), jit_log_text(&self.jit_log))));
         }
+        if let Some(layouts) = &self.image_layouts {
+            let param_sizes = match layouts.get(name) {
+                Some(params) => ParamSizes::Known(params.iter().map(|p| p.size).collect()),
+                None => ParamSizes::Unsupported,
+            };
+            return Ok(KernelInfo { raw, param_sizes });
+        }
         // The driver answers parameter queries only with a live context current; without one (or
         // with a destroyed one, which cudaDeviceReset leaves current on the calling thread) the
         // sizes are probed at the first launch, where the handle's context is active.
@@ -240,22 +265,31 @@ impl Library {
         Ok(KernelInfo { raw, param_sizes })
     }
 
-    /// Parameter sizes by probing `cuKernelGetParamInfo` until it says the index is past the end.
-    /// Needs a current context.
+    /// Parameter sizes from `cuKernelGetParamInfo` ([`Library::driver_param_layout`]). Needs a
+    /// current context.
     pub fn param_sizes(&self, kernel: CUkernel) -> Result<ParamSizes> {
-        let Some(get_info) = self.driver.api.cuKernelGetParamInfo else { return Ok(ParamSizes::Unsupported) };
-        let mut sizes = Vec::new();
+        Ok(match self.driver_param_layout(kernel)? {
+            Some(layout) => ParamSizes::Known(layout.iter().map(|p| p.size).collect()),
+            None => ParamSizes::Unsupported,
+        })
+    }
+
+    /// Parameter offsets and sizes by probing `cuKernelGetParamInfo` until it says the index is
+    /// past the end; `None` where the driver lacks it (before 12.4). Needs a current context.
+    pub fn driver_param_layout(&self, kernel: CUkernel) -> Result<Option<Vec<Param>>> {
+        let Some(get_info) = self.driver.api.cuKernelGetParamInfo else { return Ok(None) };
+        let mut layout = Vec::new();
         for index in 0..MAX_PROBED_PARAMS {
             let (mut offset, mut size) = (0usize, 0usize);
             // SAFETY: out-pointers are valid locals; the kernel belongs to a loaded library.
             let rc = unsafe { get_info(kernel, index, &mut offset, &mut size) };
             if rc == CUDA_ERROR_INVALID_VALUE {
-                return Ok(ParamSizes::Known(sizes));
+                break;
             }
             self.driver.check(rc, "cuKernelGetParamInfo")?;
-            sizes.push(size);
+            layout.push(Param { offset, size });
         }
-        Ok(ParamSizes::Known(sizes))
+        Ok(Some(layout))
     }
 
     /// Names of all kernels, where the driver can enumerate them (12.4+).

@@ -11,7 +11,7 @@ use jni::EnvUnowned;
 
 /// # Safety
 /// Pointers as in `raw::borrow`: live handle and buffer pointers held by Java objects.
-unsafe fn pair<'a>(h: jlong, b: jlong) -> JniResult<(&'a Handle, &'a DeviceMemory)> {
+pub(crate) unsafe fn pair<'a>(h: jlong, b: jlong) -> JniResult<(&'a Handle, &'a DeviceMemory)> {
     // SAFETY: caller's contract.
     let (handle, buffer) = unsafe { (raw::borrow::<Handle>(h, "handle")?, raw::borrow::<DeviceMemory>(b, "device buffer")?) };
     if buffer.context().id() != handle.context().id() {
@@ -36,7 +36,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferAllocate<'l>(mut env: E
         let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
         let bytes = size(bytes, "the buffer size")?;
         let _scope = handle.activate()?;
-        Ok(raw::give(DeviceMemory::allocate(handle.context(), bytes)?))
+        Ok(raw::give(handle.allocate(bytes)?))
     })
 }
 
@@ -62,8 +62,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferContextId<'l>(mut env: 
     entry!(env, |_e| Ok(unsafe { raw::borrow::<DeviceMemory>(b, "device buffer")? }.context().id() as jlong))
 }
 
-/// Frees a buffer once every piece of work queued in its context is done (see `DeviceMemory`'s
-/// Drop); a wrapped pointer is only forgotten.
+/// Frees a buffer in stream order after the work queued on it (see `DeviceMemory`'s Drop); a
+/// wrapped pointer is only forgotten.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferFree<'l>(mut env: EnvUnowned<'l>, _c: jclass, b: jlong) {
     entry!(env, |_e| {
@@ -71,41 +71,6 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferFree<'l>(mut env: EnvUn
         drop(unsafe { raw::take::<DeviceMemory>(b) });
         Ok(())
     })
-}
-
-/// Copies between a Java primitive array and device memory, a chunk at a time through staging
-/// memory: the array is only touched by JNI region copies (bounded, no pinning), never while
-/// the thread waits for the GPU, so the garbage collector is never held up (rule L4).
-fn array_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, array: jobject, type_code: jint, array_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {
-    // SAFETY: live pointers (module contract).
-    let (handle, buffer) = unsafe { pair(h, b)? };
-    let (offset, array_offset, bytes) = (size(offset, "the buffer offset")?, size(array_offset, "the array offset")?, size(bytes, "the length")?);
-    if array.is_null() {
-        return Err(Error::invalid_argument("the Java array is null").into());
-    }
-    // SAFETY: `env` is this thread's and `array` a live local reference (module contract).
-    let region = unsafe { raw::ArrayRegion::new(env, array, type_code)? };
-    if array_offset.checked_add(bytes).is_none_or(|end| end > region.bytes()) || array_offset % region.element_bytes() != 0 {
-        return Err(Error::invalid_argument(format!("byte range [{array_offset}, {array_offset}+{bytes}) is outside the Java array of {} bytes", region.bytes())).into());
-    }
-    let _scope = handle.activate()?;
-    let stream = handle.stream()?;
-    if upload {
-        buffer.upload_from(offset, bytes, stream, |done, chunk| region.read(array_offset + done, chunk))?;
-    } else {
-        buffer.download_to(offset, bytes, stream, |done, chunk| region.write(array_offset + done, chunk))?;
-    }
-    Ok(())
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_uploadArray<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, array: jobject, type_code: jint, array_offset: jlong, bytes: jlong) {
-    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, type_code, array_offset, bytes, true))
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_downloadArray<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, array: jobject, type_code: jint, array_offset: jlong, bytes: jlong) {
-    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, type_code, array_offset, bytes, false))
 }
 
 fn direct_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, direct: jobject, direct_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {
@@ -118,15 +83,15 @@ fn direct_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, di
         return Err(Error::invalid_argument(format!("byte range [{direct_offset}, {direct_offset}+{bytes}) is outside the ByteBuffer's capacity of {capacity} bytes")).into());
     }
     let _scope = handle.activate()?;
-    let stream = handle.stream()?;
+    let queue = handle.queue()?;
     // SAFETY: host range checked against the buffer's capacity; the Java caller keeps the
     // ByteBuffer reachable for the call.
     unsafe {
         let host = ptr.add(direct_offset);
         if upload {
-            buffer.upload(offset, host, bytes, stream)?;
+            buffer.upload(offset, host, bytes, &queue)?;
         } else {
-            buffer.download(offset, host, bytes, stream)?;
+            buffer.download(offset, host, bytes, &queue)?;
         }
     }
     Ok(())
@@ -148,7 +113,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_memset<'l>(mut env: EnvUnowne
         // SAFETY: live pointers (module contract).
         let (handle, buffer) = unsafe { pair(h, b)? };
         let _scope = handle.activate()?;
-        Ok(buffer.memset(size(offset, "the offset")?, size(bytes, "the length")?, value as u8, handle.stream()?)?)
+        Ok(buffer.memset(size(offset, "the offset")?, size(bytes, "the length")?, value as u8, &*handle.queue()?)?)
     })
 }
 
@@ -160,7 +125,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_copy<'l>(mut env: EnvUnowned<
         // SAFETY: as above.
         let (_, from) = unsafe { pair(h, src)? };
         let _scope = handle.activate()?;
-        Ok(to.copy_from(size(dst_offset, "the destination offset")?, from, size(src_offset, "the source offset")?, size(bytes, "the length")?, handle.stream()?)?)
+        Ok(to.copy_from(size(dst_offset, "the destination offset")?, from, size(src_offset, "the source offset")?, size(bytes, "the length")?, &*handle.queue()?)?)
     })
 }
 

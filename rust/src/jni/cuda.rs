@@ -4,7 +4,7 @@ use crate::core::context;
 use crate::core::{device, driver, sticky};
 use crate::jni::raw::convert;
 use crate::jni::throw::entry;
-use jni::sys::{jclass, jint, jlong, jobject, jstring};
+use jni::sys::{jboolean, jclass, jint, jlong, jobject, jstring};
 use jni::EnvUnowned;
 
 #[unsafe(no_mangle)]
@@ -18,11 +18,22 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_configure<'l>(mut env: EnvUno
     })
 }
 
+/// Memory settings (`-Dcuhandle.pool.releaseThreshold`, `-Dcuhandle.pool.enabled`), taken by
+/// memory pools made from now on. A negative threshold means unlimited.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_configureMemory<'l>(mut env: EnvUnowned<'l>, _c: jclass, release_threshold: jlong, pools: jboolean) {
+    entry!(env, |_e| {
+        let threshold = u64::try_from(release_threshold).unwrap_or(crate::core::memory::pool::UNLIMITED);
+        crate::core::memory::pool::configure(threshold, pools);
+        Ok(())
+    })
+}
+
 /// The version of the Java/native interface: `dev.cuhandle.Native` refuses a libcuhandle whose
 /// number differs from its own (a library from another cuhandle version, e.g. through
 /// `-Dcuhandle.library.path`), instead of failing later with `UnsatisfiedLinkError`s. Raise it
 /// with every change of a `NativeApi` signature.
-const ABI_VERSION: jint = 5;
+const ABI_VERSION: jint = 7;
 
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_abiVersion<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jint {

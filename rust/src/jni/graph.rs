@@ -3,9 +3,11 @@
 
 use crate::core::graph::{self, Graph};
 use crate::core::handle::Handle;
-use crate::jni::raw;
-use crate::jni::throw::entry;
-use jni::sys::{jclass, jlong};
+use crate::core::memory::pinned::PinnedMemory;
+use crate::core::memory::DeviceMemory;
+use crate::jni::raw::{self, convert};
+use crate::jni::throw::{entry, JniResult};
+use jni::sys::{jclass, jlong, jlongArray};
 use jni::EnvUnowned;
 
 #[unsafe(no_mangle)]
@@ -39,12 +41,19 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_graphInfo<'l>(mut env: EnvUno
     })
 }
 
+/// `buffers` and `pinned`: the native pointers of the device and pinned memory the graph's
+/// recorded calls use, each held open (entered) by the Java Graph for the call.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_graphLaunch<'l>(mut env: EnvUnowned<'l>, _c: jclass, g: jlong, h: jlong) {
-    entry!(env, |_e| {
+pub extern "system" fn Java_dev_cuhandle_NativeApi_graphLaunch<'l>(mut env: EnvUnowned<'l>, _c: jclass, g: jlong, h: jlong, buffers: jlongArray, pinned: jlongArray) {
+    entry!(env, |e| {
         // SAFETY: live pointers held by a Java Graph and a Java Handle.
         let (graph, handle) = unsafe { (raw::borrow::<Graph>(g, "graph")?, raw::borrow::<Handle>(h, "handle")?) };
-        Ok(graph.launch(handle)?)
+        let (buffers, pinned) = (convert::read_longs(e.get_raw(), buffers)?, convert::read_longs(e.get_raw(), pinned)?);
+        // SAFETY: each pointer is held open by the Java Graph for this call (see above).
+        let buffers = buffers.iter().map(|&b| unsafe { raw::borrow::<DeviceMemory>(b, "device buffer") }).collect::<JniResult<Vec<_>>>()?;
+        // SAFETY: as above.
+        let pinned = pinned.iter().map(|&p| unsafe { raw::borrow::<PinnedMemory>(p, "host buffer") }).collect::<JniResult<Vec<_>>>()?;
+        Ok(graph.launch(handle, &buffers, &pinned)?)
     })
 }
 

@@ -70,3 +70,16 @@ handle_call!(Java_dev_cuhandle_NativeApi_handleResetStream, |h| -> () { Ok(h.res
 handle_call!(Java_dev_cuhandle_NativeApi_handleStream, |h| -> jlong { Ok(h.raw_stream()? as jlong) });
 handle_call!(Java_dev_cuhandle_NativeApi_handleFreeMemory, |h| -> jlong { Ok(h.free_memory()? as jlong) });
 handle_call!(Java_dev_cuhandle_NativeApi_handleValidate, |h| -> () { Ok(h.context().validate()?) });
+
+/// [bytes handed out by the pool, bytes the pool holds, pinned bytes cached, 1 if stream-ordered]
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_handleMemoryStats<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) -> jobject {
+    entry!(env, |e| {
+        // SAFETY: `h` is a live handle pointer held by a Java Handle (see module doc).
+        let stats = unsafe { raw::borrow::<Handle>(h, "handle")? }.memory_stats()?;
+        let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        convert::long_array(e.get_raw(), &[clamp(stats.pool.used), clamp(stats.pool.reserved), clamp(stats.pinned_cached), stats.stream_ordered as i64])
+    })
+}
+
+handle_call!(Java_dev_cuhandle_NativeApi_handleTrimMemory, |h| -> () { Ok(h.trim_memory()?) });

@@ -6,6 +6,8 @@ use crate::core::handle::Handle;
 use crate::core::launch::{self, LaunchShape};
 use crate::core::context::Context;
 use crate::core::library::{Library, LoadOptions};
+use crate::core::memory::DeviceMemory;
+use crate::core::streams::StreamUse;
 use crate::jni::raw::{self, convert};
 use crate::jni::throw::entry;
 use jni::sys::{jboolean, jbyteArray, jclass, jint, jlong, jobject, jstring};
@@ -151,29 +153,55 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelFunction<'l>(mut env: E
     })
 }
 
+/// Grid, block and dynamic shared memory as Java passes them (checked there), without launch
+/// attributes; user kernels are never dependent launches (they need not wait with
+/// griddepcontrol.wait).
+fn plain_shape(grid: [jint; 3], block: [jint; 3], shared: jint) -> LaunchShape {
+    LaunchShape { grid: grid.map(|v| v as u32), block: block.map(|v| v as u32), shared_bytes: shared as u32, ..LaunchShape::linear(1, 1) }
+}
+
+/// The most blocks per cluster of `function` with this configuration; -1 where the driver cannot say.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelMaxClusterSize<'l>(
+    mut env: EnvUnowned<'l>, _c: jclass, h: jlong, function: jlong, gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint,
+) -> jint {
+    entry!(env, |_e| {
+        // SAFETY: live handle pointer held by a Java Handle inside its call.
+        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
+        let shape = plain_shape([gx, gy, gz], [bx, by, bz], shared);
+        Ok(launch::max_cluster_size(handle, function as _, &shape)?.map_or(-1, |blocks| blocks.min(i32::MAX as u32) as jint))
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
     mut env: EnvUnowned<'l>, _c: jclass, h: jlong, function: jlong,
     gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint, params: jlong, arg_count: jint,
-    cooperative: jboolean, cx: jint, cy: jint, cz: jint,
+    cooperative: jboolean, cx: jint, cy: jint, cz: jint, memory: jlong, memory_count: jint,
 ) {
     entry!(env, |_e| {
         // SAFETY: live handle pointer held by a Java Handle.
         let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
-        let shape = LaunchShape {
-            grid: [gx as u32, gy as u32, gz as u32],
-            block: [bx as u32, by as u32, bz as u32],
-            shared_bytes: shared as u32,
-            cooperative,
-            cluster: [cx as u32, cy as u32, cz as u32],
-            dependent: false, // user kernels need not wait with griddepcontrol.wait
-        };
+        let shape = LaunchShape { cooperative, cluster: [cx as u32, cy as u32, cz as u32], ..plain_shape([gx, gy, gz], [bx, by, bz], shared) };
         // SAFETY: `params` is the address of the pointer array in the Java launch object's direct
         // buffer: each of its first `arg_count` entries points at that argument's bytes inside the
         // same buffer (KernelLaunch writes them), which stays reachable during the call; `function`
         // is the kernel's function in this handle's context (Kernel.java keeps it per context id)
         // and its library is open (checked in Java).
-        unsafe { launch::launch(handle, function as _, shape, params as *mut *mut std::ffi::c_void, arg_count.max(0) as usize)? };
+        // `memory` is the address of `memory_count` native DeviceMemory pointers in the same direct
+        // buffer: the buffer arguments, each entered (held open) by the Java caller for the call.
+        // SAFETY: as said; KernelLaunch writes the list before the call and not during it.
+        let buffers = unsafe { raw::pointer_list(memory, memory_count, launch::MAX_KERNEL_ARGS)? };
+        let before_queuing = |on: &StreamUse| -> crate::core::error::Result<()> {
+            for &b in buffers {
+                // SAFETY: live buffer pointers held by entered Java DeviceBuffers (see above).
+                let buffer = unsafe { raw::borrow::<DeviceMemory>(b, "device buffer") }.map_err(|_| crate::core::error::Error::invalid_state("a buffer argument is not a live device buffer"))?;
+                buffer.before_use(on)?;
+            }
+            Ok(())
+        };
+        // SAFETY: as above.
+        unsafe { launch::launch(handle, function as _, shape, params as *mut *mut std::ffi::c_void, arg_count.max(0) as usize, before_queuing)? };
         Ok(())
     })
 }

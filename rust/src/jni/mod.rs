@@ -8,6 +8,7 @@ mod cuda;
 mod event;
 mod graph;
 mod handle;
+mod host_registration;
 mod java_arrays;
 mod library;
 pub(crate) mod logging;
@@ -16,5 +17,12 @@ mod pinned;
 mod raw;
 #[cfg(feature = "test-api")]
 mod testing;
+#[cfg(feature = "test-api")]
+mod testing_driver_probe;
+#[cfg(feature = "test-api")]
+mod testing_entry_point;
+#[cfg(feature = "test-api")]
+mod testing_green_context;
 mod throw;
+mod transfer;
 mod variables;

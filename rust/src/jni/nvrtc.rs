@@ -42,8 +42,9 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_nvrtcTarget<'l>(
     })
 }
 
-/// Compiles for `target` (a name from `nvrtcTarget`). Returns the image as a `byte[]`, or, when the
-/// source does not compile, NVRTC's log as a `String` (Java throws `CompileException` with it).
+/// Compiles for `target` (a name from `nvrtcTarget`). Returns the image as a `byte[]`, or, when NVRTC
+/// ends the compilation with an error, a `String[]` of its result number, the result's name and its
+/// log (Java throws `CompileException` with them).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_nvrtcCompile<'l>(
     mut env: EnvUnowned<'l>, _c: jclass, source: jstring, program_name: jstring, header_names: jobjectArray, header_sources: jobjectArray,
@@ -68,7 +69,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_nvrtcCompile<'l>(
         let target = Target::parse(&text(target, "the architecture")?)?;
         match nvrtc::loaded()?.compile(&request, &target)? {
             Outcome::Compiled { image, .. } => Ok(java_arrays::new_bytes(raw, &image)?),
-            Outcome::Failed { log } => Ok(convert::new_string(raw, &log)?),
+            Outcome::Failed { result, name, log } => Ok(convert::string_array(raw, &[result.to_string(), name, log])?),
         }
     })
 }

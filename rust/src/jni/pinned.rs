@@ -5,7 +5,7 @@
 use crate::core::error::Error;
 use crate::core::handle::Handle;
 use crate::core::memory::DeviceMemory;
-use crate::core::pinned_memory::PinnedMemory;
+use crate::core::memory::pinned::PinnedMemory;
 use crate::jni::raw::{self, convert};
 use crate::jni::buffer::size;
 use crate::jni::throw::entry;
@@ -19,7 +19,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_pinnedAllocate<'l>(mut env: E
         let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
         let bytes = size(bytes, "the host buffer size")?;
         let _scope = handle.activate()?;
-        Ok(raw::give(PinnedMemory::allocate(handle.context(), bytes)?))
+        Ok(raw::give(handle.allocate_pinned(bytes)?))
     })
 }
 
@@ -29,7 +29,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_pinnedAddress<'l>(mut env: En
     entry!(env, |_e| Ok(unsafe { raw::borrow::<PinnedMemory>(p, "host buffer")? }.address() as jlong))
 }
 
-/// Frees once no call or copy uses the memory (the Java HostBuffer's close protocol).
+/// Releases the memory to the context's pinned cache once no call uses it (the Java HostBuffer's
+/// close protocol); the cache reuses it after the GPU work that used it.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_pinnedFree<'l>(mut env: EnvUnowned<'l>, _c: jclass, p: jlong) {
     entry!(env, |_e| {
@@ -86,11 +87,11 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_pinnedCopyAsync<'l>(
         }
         let (host_offset, buffer_offset, bytes) = (size(host_offset, "the host offset")?, size(buffer_offset, "the buffer offset")?, size(bytes, "the length")?);
         let _scope = handle.activate()?;
-        let stream = handle.stream()?;
+        let queue = handle.queue()?;
         if upload {
-            pinned.copy_to_device(host_offset, buffer, buffer_offset, bytes, stream)?;
+            pinned.copy_to_device(host_offset, buffer, buffer_offset, bytes, &queue)?;
         } else {
-            pinned.copy_from_device(host_offset, buffer, buffer_offset, bytes, stream)?;
+            pinned.copy_from_device(host_offset, buffer, buffer_offset, bytes, &queue)?;
         }
         Ok(())
     })

@@ -16,6 +16,8 @@ pub struct ArrayRegion {
 #[derive(Clone, Copy)]
 enum ElementKind {
     Byte,
+    Short,
+    Char,
     Int,
     Long,
     Float,
@@ -23,10 +25,12 @@ enum ElementKind {
 }
 
 impl ElementKind {
-    /// The JVM's type letter, as `dev.cuhandle.Handle` passes it: B, I, J, F, D.
+    /// The JVM's type letter, as `dev.cuhandle.ArrayTransfers` passes it: B, S, C, I, J, F, D.
     fn from_code(code: jint) -> Option<ElementKind> {
         match u8::try_from(code).ok()? {
             b'B' => Some(ElementKind::Byte),
+            b'S' => Some(ElementKind::Short),
+            b'C' => Some(ElementKind::Char),
             b'I' => Some(ElementKind::Int),
             b'J' => Some(ElementKind::Long),
             b'F' => Some(ElementKind::Float),
@@ -37,6 +41,7 @@ impl ElementKind {
     fn bytes(self) -> usize {
         match self {
             ElementKind::Byte => 1,
+            ElementKind::Short | ElementKind::Char => 2,
             ElementKind::Int | ElementKind::Float => 4,
             ElementKind::Long | ElementKind::Double => 8,
         }
@@ -85,6 +90,8 @@ impl ArrayRegion {
             let f = &**env;
             match self.kind {
                 ElementKind::Byte => (f.v1_1.GetByteArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Short => (f.v1_1.GetShortArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Char => (f.v1_1.GetCharArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Int => (f.v1_1.GetIntArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Long => (f.v1_1.GetLongArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Float => (f.v1_1.GetFloatArrayRegion)(env, a, start, count, p.cast()),
@@ -103,6 +110,8 @@ impl ArrayRegion {
             let f = &**env;
             match self.kind {
                 ElementKind::Byte => (f.v1_1.SetByteArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Short => (f.v1_1.SetShortArrayRegion)(env, a, start, count, p.cast()),
+                ElementKind::Char => (f.v1_1.SetCharArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Int => (f.v1_1.SetIntArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Long => (f.v1_1.SetLongArrayRegion)(env, a, start, count, p.cast()),
                 ElementKind::Float => (f.v1_1.SetFloatArrayRegion)(env, a, start, count, p.cast()),
@@ -206,6 +215,23 @@ pub mod convert {
         }
     }
 
+    /// The values of a `long[]` (none for null).
+    pub fn read_longs(env: *mut JNIEnv, array: jni::sys::jlongArray) -> JniResult<Vec<jlong>> {
+        if array.is_null() {
+            return Ok(Vec::new());
+        }
+        // SAFETY: valid env and a live long[] reference; the region read stays within its length.
+        unsafe {
+            let n = ((**env).v1_1.GetArrayLength)(env, array).max(0) as usize;
+            let mut out = vec![0 as jlong; n];
+            ((**env).v1_1.GetLongArrayRegion)(env, array, 0, n as jsize, out.as_mut_ptr());
+            if ((**env).v1_2.ExceptionCheck)(env) {
+                return Err(pending());
+            }
+            Ok(out)
+        }
+    }
+
     pub fn string_array(env: *mut JNIEnv, values: &[String]) -> JniResult<jobjectArray> {
         // SAFETY: valid env; indices stay within the new array.
         unsafe {
@@ -248,6 +274,21 @@ pub unsafe fn borrow<'a, T>(ptr: jni::sys::jlong, what: &str) -> crate::jni::thr
 pub unsafe fn take<T>(ptr: jni::sys::jlong) -> Option<Box<T>> {
     // SAFETY: caller's contract.
     (ptr != 0).then(|| unsafe { Box::from_raw(ptr as *mut T) })
+}
+
+/// The `count` native pointers at `address`: a list the Java caller wrote into its direct buffer
+/// (at most `max`; 0 entries for a null address).
+///
+/// # Safety
+/// A non-null `address` points to at least `count` readable, 8-byte aligned `jlong`s that stay
+/// unchanged for `'a` (the Java caller's call).
+pub unsafe fn pointer_list<'a>(address: jni::sys::jlong, count: jni::sys::jint, max: usize) -> crate::jni::throw::JniResult<&'a [jni::sys::jlong]> {
+    let count = usize::try_from(count).ok().filter(|&n| n <= max).ok_or_else(|| Error::invalid_argument(format!("{count} native pointers passed; expected 0 to {max}")))?;
+    if address == 0 || count == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(address as *const jni::sys::jlong, count) })
 }
 
 pub fn give<T>(value: T) -> jni::sys::jlong {

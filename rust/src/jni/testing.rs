@@ -147,3 +147,40 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_memFree<'l>(mut env: EnvU
         Ok(d.check(unsafe { (d.api.cuMemFree)(p as u64) }, "cuMemFree")?)
     })
 }
+
+/// The parameter layouts `core::param_layout` reads from a module image: one line per kernel,
+/// `name offset:size ...`, sorted (for the test that compares them with the driver's).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_imageParamLayouts<'l>(mut env: EnvUnowned<'l>, _c: jclass, image: jni::sys::jbyteArray) -> jstring {
+    entry!(env, |e| {
+        let bytes = crate::jni::raw::convert::bytes(e.get_raw(), image)?;
+        let kind = crate::core::image::check(&bytes)?.kind;
+        crate::jni::raw::convert::new_string(e.get_raw(), &crate::core::param_layout::ImageLayouts::read(&bytes, kind).describe())
+    })
+}
+
+/// `cuKernelGetParamInfo`'s layout of a kernel, probed in the handle's context: [offset, size, ...],
+/// or null where the driver lacks the call.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_driverParamLayout<'l>(
+    mut env: EnvUnowned<'l>, _c: jclass, h: jlong, lib: jlong, kernel: jlong,
+) -> jni::sys::jobject {
+    entry!(env, |e| {
+        // SAFETY: live handle and library pointers held by Java objects inside their calls.
+        let (handle, library) = unsafe {
+            (crate::jni::raw::borrow::<crate::core::handle::Handle>(h, "handle")?, crate::jni::raw::borrow::<crate::core::library::Library>(lib, "library")?)
+        };
+        let _scope = handle.activate()?;
+        match library.driver_param_layout(kernel as _)? {
+            Some(layout) => crate::jni::raw::convert::long_array(e.get_raw(), &layout.iter().flat_map(|p| [p.offset as i64, p.size as i64]).collect::<Vec<_>>()),
+            None => Ok(std::ptr::null_mut()),
+        }
+    })
+}
+
+/// The built-in kernels' fatbin as embedded in the library (for tests that compare what
+/// `core::param_layout` reads from it with what the driver reports).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeTestApi_builtinImage<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jni::sys::jbyteArray {
+    entry!(env, |e| Ok(crate::jni::java_arrays::new_bytes(e.get_raw(), crate::core::kernels::FATBIN)?))
+}

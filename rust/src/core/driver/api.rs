@@ -122,6 +122,12 @@ driver_api! {
         cuMemAlloc = "cuMemAlloc_v2"(*mut CUdeviceptr, usize);
         cuMemFree = "cuMemFree_v2"(CUdeviceptr);
         cuMemAllocAsync = "cuMemAllocAsync"(*mut CUdeviceptr, usize, CUstream);
+        cuMemAllocFromPoolAsync = "cuMemAllocFromPoolAsync"(*mut CUdeviceptr, usize, *mut c_void, CUstream);
+        cuMemPoolCreate = "cuMemPoolCreate"(*mut *mut c_void, *const c_void);
+        cuMemPoolDestroy = "cuMemPoolDestroy"(*mut c_void);
+        cuMemPoolSetAttribute = "cuMemPoolSetAttribute"(*mut c_void, c_int, *mut c_void);
+        cuMemPoolGetAttribute = "cuMemPoolGetAttribute"(*mut c_void, c_int, *mut c_void);
+        cuMemPoolTrimTo = "cuMemPoolTrimTo"(*mut c_void, usize);
         cuMemFreeAsync = "cuMemFreeAsync"(CUdeviceptr, CUstream);
         cuMemGetInfo = "cuMemGetInfo_v2"(*mut usize, *mut usize);
         cuMemcpyHtoDAsync = "cuMemcpyHtoDAsync_v2"(CUdeviceptr, *const c_void, usize, CUstream);
@@ -131,6 +137,8 @@ driver_api! {
         cuMemHostAlloc = "cuMemHostAlloc"(*mut *mut c_void, usize, c_uint);
         cuMemFreeHost = "cuMemFreeHost"(*mut c_void);
         cuMemHostGetDevicePointer = "cuMemHostGetDevicePointer_v2"(*mut CUdeviceptr, *mut c_void, c_uint);
+        cuMemHostRegister = "cuMemHostRegister_v2"(*mut c_void, usize, c_uint);
+        cuMemHostUnregister = "cuMemHostUnregister"(*mut c_void);
         cuPointerGetAttribute = "cuPointerGetAttribute"(*mut c_void, c_int, CUdeviceptr);
         cuLibraryLoadData = "cuLibraryLoadData"(*mut CUlibrary, *const c_void, *mut c_int, *mut *mut c_void, c_uint, *mut c_int, *mut *mut c_void, c_uint);
         cuLibraryUnload = "cuLibraryUnload"(CUlibrary);
@@ -157,5 +165,6 @@ driver_api! {
         cuLibraryGetKernelCount = "cuLibraryGetKernelCount" since 12040 (*mut c_uint, CUlibrary);
         cuLibraryEnumerateKernels = "cuLibraryEnumerateKernels" since 12040 (*mut CUkernel, c_uint, CUlibrary);
         cuKernelGetName = "cuKernelGetName" since 12030 (*mut *const c_char, CUkernel);
+        cuOccupancyMaxPotentialClusterSize = "cuOccupancyMaxPotentialClusterSize" since 11080 (*mut c_int, CUfunction, *const crate::core::launch::LaunchConfig);
     }
 }

@@ -271,7 +271,8 @@ extern "C" __global__ void KERNEL_NAME(float a, const float* x, float* y, int n)
         let mut broken = request(&["-DKERNEL_NAME=k"]);
         broken.source = broken.source.replace("SCALE * a", "SCALE * undefined_thing * a");
         match nvrtc.compile(&broken, &target).expect("NVRTC ran") {
-            Outcome::Failed { log } => {
+            Outcome::Failed { result, name, log } => {
+                assert_eq!((result, name.as_str()), (api::NVRTC_ERROR_COMPILATION, "NVRTC_ERROR_COMPILATION"), "NVRTC's own result");
                 assert!(log.contains("saxpy.cu(5)"), "{log}");
                 assert!(log.contains("undefined_thing"), "{log}");
             }
@@ -285,6 +286,6 @@ extern "C" __global__ void KERNEL_NAME(float a, const float* x, float* y, int n)
         let target = nvrtc.target(Some("compute_70"), &[], false).expect("compute_70");
         let err = nvrtc.compile(&request(&["-DKERNEL_NAME=k", "--no-such-nvrtc-option"]), &target).expect_err("refused");
         assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
-        assert!(err.to_string().contains("--no-such-nvrtc-option"), "{err}");
+        assert!(err.to_string().contains("--no-such-nvrtc-option") && err.to_string().contains("NVRTC_ERROR_INVALID_OPTION (5)"), "{err}");
     }
 }

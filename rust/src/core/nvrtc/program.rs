@@ -2,7 +2,7 @@
 
 use super::api::{self, NvrtcApi, NvrtcResult, Program};
 use super::target::{Output, Target};
-use crate::core::error::{Error, Result, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_UNKNOWN};
+use crate::core::error::{Error, Result};
 use std::ffi::{c_char, CStr, CString};
 
 
@@ -16,14 +16,15 @@ pub struct Request {
     pub options: Vec<String>,
 }
 
-/// How a compilation ended when NVRTC itself worked.
+/// How a compilation ended.
 #[derive(Debug)]
 pub enum Outcome {
     /// The image (a cubin, or PTX text without its terminating NUL) and NVRTC's log (warnings;
     /// often empty).
     Compiled { image: Vec<u8>, log: String },
-    /// The source did not compile (`NVRTC_ERROR_COMPILATION`): NVRTC's full log, with line numbers.
-    Failed { log: String },
+    /// NVRTC returned `result` (named `name`, e.g. `NVRTC_ERROR_COMPILATION` (6) when the source does
+    /// not compile) and wrote `log` (with line numbers; empty when NVRTC failed before compiling).
+    Failed { result: NvrtcResult, name: String, log: String },
 }
 
 /// The options NVRTC receives: the caller's, then the architecture (an architecture among the
@@ -36,27 +37,21 @@ fn c_string(text: &str, what: &str) -> Result<CString> {
     CString::new(text).map_err(|_| Error::invalid_argument(format!("{what} contains a NUL character")))
 }
 
-/// An error for an NVRTC result other than success or a compilation error.
-fn failure(api: &NvrtcApi, rc: NvrtcResult, operation: &str, detail: &str) -> Error {
-    // SAFETY: nvrtcGetErrorString returns a pointer to a static string (or null for codes it does
-    // not know, checked below).
+/// NVRTC's name for `rc` (`nvrtcGetErrorString` gives the enumerator's name), or `nvrtcResult N`.
+fn result_name(api: &NvrtcApi, rc: NvrtcResult) -> String {
+    // SAFETY: nvrtcGetErrorString returns a pointer to a static string (or null, checked below).
     let name = unsafe { (api.nvrtcGetErrorString)(rc) };
-    let name = if name.is_null() {
+    if name.is_null() {
         format!("nvrtcResult {rc}")
     } else {
         // SAFETY: non-null, NUL-terminated static string owned by NVRTC.
-        format!("{} ({rc})", unsafe { CStr::from_ptr(name) }.to_string_lossy())
-    };
-    let (code, hint) = match rc {
-        api::NVRTC_ERROR_OUT_OF_MEMORY => (CUDA_ERROR_OUT_OF_MEMORY, ""),
-        api::NVRTC_ERROR_BUILTIN_OPERATION_FAILURE => (
-            CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
-            " (NVRTC could not use libnvrtc-builtins, which must lie next to libnvrtc and be of the same version)",
-        ),
-        _ => (CUDA_ERROR_UNKNOWN, ""),
-    };
-    let detail = if detail.is_empty() { String::new() } else { format!(": {detail}") };
-    Error::cuda(code, operation, format!("{name}{hint}{detail}"))
+        unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+    }
+}
+
+/// A compilation that NVRTC ended with `rc`, with what NVRTC logged.
+fn failed(api: &NvrtcApi, rc: NvrtcResult, log: String) -> Outcome {
+    Outcome::Failed { result: rc, name: result_name(api, rc), log }
 }
 
 /// Destroys the program however the compilation ends.
@@ -81,27 +76,26 @@ impl Guard<'_> {
         &self,
         size_fn: unsafe extern "C" fn(Program, *mut usize) -> NvrtcResult,
         content_fn: unsafe extern "C" fn(Program, *mut c_char) -> NvrtcResult,
-        what: &str,
-    ) -> Result<Vec<u8>> {
+    ) -> std::result::Result<Vec<u8>, NvrtcResult> {
         let mut size = 0usize;
         // SAFETY: a live program and a valid out-pointer.
         let rc = unsafe { size_fn(self.raw, &mut size) };
         if rc != api::NVRTC_SUCCESS {
-            return Err(failure(self.api, rc, what, ""));
+            return Err(rc);
         }
         let mut bytes = vec![0u8; size];
         if size > 0 {
             // SAFETY: NVRTC writes exactly the `size` bytes it just reported.
             let rc = unsafe { content_fn(self.raw, bytes.as_mut_ptr().cast()) };
             if rc != api::NVRTC_SUCCESS {
-                return Err(failure(self.api, rc, what, ""));
+                return Err(rc);
             }
         }
         Ok(bytes)
     }
 
-    fn log(&self) -> Result<String> {
-        let bytes = self.read(self.api.nvrtcGetProgramLogSize, self.api.nvrtcGetProgramLog, "nvrtcGetProgramLog")?;
+    fn log(&self) -> std::result::Result<String, NvrtcResult> {
+        let bytes = self.read(self.api.nvrtcGetProgramLogSize, self.api.nvrtcGetProgramLog)?;
         Ok(String::from_utf8_lossy(&bytes).trim_end_matches('\0').trim_end().to_string())
     }
 }
@@ -129,28 +123,35 @@ pub fn compile(api: &NvrtcApi, request: &Request, target: &Target) -> Result<Out
         (api.nvrtcCreateProgram)(&mut raw, source.as_ptr(), name.as_ptr(), count(header_names.len())?, header_source_ptrs.as_ptr(), header_name_ptrs.as_ptr())
     };
     if rc != api::NVRTC_SUCCESS {
-        return Err(failure(api, rc, "nvrtcCreateProgram", ""));
+        return Ok(failed(api, rc, String::new()));
     }
     let program = Guard { api, raw };
     // SAFETY: a live program; `option_ptrs` holds `options.len()` NUL-terminated strings that
     // outlive the call.
     let rc = unsafe { (api.nvrtcCompileProgram)(program.raw, count(option_ptrs.len())?, option_ptrs.as_ptr()) };
-    let log = program.log()?;
+    let log = match program.log() {
+        Ok(log) => log,
+        Err(log_rc) => return Ok(failed(api, if rc == api::NVRTC_SUCCESS { log_rc } else { rc }, String::new())),
+    };
     match rc {
         api::NVRTC_SUCCESS => {}
-        api::NVRTC_ERROR_COMPILATION => return Ok(Outcome::Failed { log }),
         api::NVRTC_ERROR_INVALID_OPTION => {
             return Err(Error::invalid_argument(format!(
-                "NVRTC refused the options {:?}{}",
+                "NVRTC refused the options {:?} ({} ({rc})){}",
                 arguments(request, target),
+                result_name(api, rc),
                 if log.is_empty() { String::new() } else { format!(": {log}") }
             )))
         }
-        other => return Err(failure(api, other, "nvrtcCompileProgram", &log)),
+        other => return Ok(failed(api, other, log)),
     }
-    let mut image = match target.output {
-        Output::Cubin => program.read(api.nvrtcGetCUBINSize, api.nvrtcGetCUBIN, "nvrtcGetCUBIN")?,
-        Output::Ptx => program.read(api.nvrtcGetPTXSize, api.nvrtcGetPTX, "nvrtcGetPTX")?,
+    let image = match target.output {
+        Output::Cubin => program.read(api.nvrtcGetCUBINSize, api.nvrtcGetCUBIN),
+        Output::Ptx => program.read(api.nvrtcGetPTXSize, api.nvrtcGetPTX),
+    };
+    let mut image = match image {
+        Ok(image) => image,
+        Err(rc) => return Ok(failed(api, rc, log)),
     };
     if target.output == Output::Ptx {
         // The PTX size counts its terminating NUL; the image is the text alone.

@@ -9,9 +9,15 @@ import java.util.Objects;
  * <li>{@code n <= 0}: nothing is done; reductions return 0.</li>
  * <li>Increments may be negative: element i of a vector with increment {@code inc < 0} is at
  * {@code (n-1-i)*|inc|} from its start, as in reference BLAS. A vector that is only read may have
- * increment 0 (every element is its first); a written vector with increment 0 is an
- * {@link IllegalArgumentException}. scal, nrm2, asum and iamax do nothing (return 0) for
- * {@code incx <= 0}, as reference BLAS does.</li>
+ * increment 0 (every element is its first). In axpy, copy and swap a written vector (y, and x of
+ * swap) with increment 0 is an {@link IllegalArgumentException}.</li>
+ * <li>The single-vector operations scal, nrm2, asum and iamax do nothing for {@code incx <= 0}, 0
+ * included: scal leaves x unchanged, nrm2, asum and iamax return (or write) 0. This is the
+ * behaviour of the Fortran 77 reference BLAS routines ({@code sscal.f}, {@code snrm2.f},
+ * {@code sasum.f}, {@code isamax.f} and their d versions). The Fortran 90 reference nrm2
+ * ({@code snrm2.f90}, {@code dnrm2.f90}, which replaced {@code snrm2.f} in LAPACK 3.9.1) differs: it
+ * walks a negative increment backwards and returns the norm, and with increment 0 counts the first
+ * element n times.</li>
  * <li>Vectors start at the start of their {@link DeviceBuffer} (use {@link DeviceBuffer#slice} for
  * an offset, a multiple of the element size) and must hold {@code 1 + (n-1)*|inc|} elements. A
  * device result must be aligned to its size (4 or 8 bytes; 8 for iamax).</li>
@@ -45,7 +51,8 @@ public final class Blas {
      * @param n number of elements; {@code n <= 0} does nothing
      * @param alpha the scale factor
      * @param x the vector x, starting at the start of the buffer
-     * @param incx increment of x in elements; {@code incx <= 0} does nothing
+     * @param incx increment of x in elements; {@code incx <= 0}, 0 included, does nothing (x is left unchanged), as the
+     *     Fortran 77 reference scal does
      * @throws NullPointerException if the handle or a buffer is {@code null}
      * @throws IllegalArgumentException if a buffer is too short for {@code n} elements with its increment
      *     ({@code 1 + (n-1)*|inc|} elements), does not start at an address aligned to the element size, or
@@ -65,7 +72,8 @@ public final class Blas {
      * @param n number of elements; {@code n <= 0} does nothing
      * @param alpha the scale factor
      * @param x the vector x, starting at the start of the buffer
-     * @param incx increment of x in elements; {@code incx <= 0} does nothing
+     * @param incx increment of x in elements; {@code incx <= 0}, 0 included, does nothing (x is left unchanged), as the
+     *     Fortran 77 reference scal does
      * @throws NullPointerException if the handle or a buffer is {@code null}
      * @throws IllegalArgumentException if a buffer is too short for {@code n} elements with its increment
      *     ({@code 1 + (n-1)*|inc|} elements), does not start at an address aligned to the element size, or
@@ -313,7 +321,8 @@ public final class Blas {
      * @param h the handle whose context and stream run the operation
      * @param n number of elements; {@code n <= 0} returns 0
      * @param x the vector x, starting at the start of the buffer
-     * @param incx increment of x in elements; {@code incx <= 0} returns 0
+     * @param incx increment of x in elements; {@code incx <= 0} returns 0, as the Fortran 77 reference nrm2 does
+     *     (the Fortran 90 one of LAPACK 3.9.1 and later walks a negative increment backwards instead)
      * @return the euclidean norm, 0 when {@code n <= 0} or {@code incx <= 0}
      * @throws NullPointerException if the handle or a buffer is {@code null}
      * @throws IllegalArgumentException if a buffer is too short for {@code n} elements with its increment
@@ -334,7 +343,8 @@ public final class Blas {
      * @param h the handle whose context and stream run the operation
      * @param n number of elements; {@code n <= 0} returns 0
      * @param x the vector x, starting at the start of the buffer
-     * @param incx increment of x in elements; {@code incx <= 0} returns 0
+     * @param incx increment of x in elements; {@code incx <= 0} returns 0, as the Fortran 77 reference nrm2 does
+     *     (the Fortran 90 one of LAPACK 3.9.1 and later walks a negative increment backwards instead)
      * @return the euclidean norm, 0 when {@code n <= 0} or {@code incx <= 0}
      * @throws NullPointerException if the handle or a buffer is {@code null}
      * @throws IllegalArgumentException if a buffer is too short for {@code n} elements with its increment
@@ -357,7 +367,8 @@ public final class Blas {
      * @param h the handle whose context and stream run the operation
      * @param n number of elements; {@code n <= 0} writes 0
      * @param x the vector x, starting at the start of the buffer
-     * @param incx increment of x in elements; {@code incx <= 0} writes 0
+     * @param incx increment of x in elements; {@code incx <= 0} writes 0, as the Fortran 77 reference nrm2 returns 0
+     *     (the Fortran 90 one of LAPACK 3.9.1 and later walks a negative increment backwards instead)
      * @param result receives the euclidean norm as a float in its first 4 bytes; its start must be aligned to
      *     4 bytes
      * @throws NullPointerException if the handle or a buffer is {@code null}
@@ -382,7 +393,8 @@ public final class Blas {
      * @param h the handle whose context and stream run the operation
      * @param n number of elements; {@code n <= 0} writes 0
      * @param x the vector x, starting at the start of the buffer
-     * @param incx increment of x in elements; {@code incx <= 0} writes 0
+     * @param incx increment of x in elements; {@code incx <= 0} writes 0, as the Fortran 77 reference nrm2 returns 0
+     *     (the Fortran 90 one of LAPACK 3.9.1 and later walks a negative increment backwards instead)
      * @param result receives the euclidean norm as a double in its first 8 bytes; its start must be aligned
      *     to 8 bytes
      * @throws NullPointerException if the handle or a buffer is {@code null}

@@ -9,8 +9,8 @@ import java.util.Objects;
 
 /**
  * One graph capture of a handle ({@link Handle#capture(Runnable)}): confines it to its thread, refuses
- * calls that cannot be captured, and notes the buffers and libraries the recorded calls use, which
- * the {@link Graph} then keeps reachable and checks open on every replay.
+ * calls that cannot be captured (rule C1), and notes the buffers, host buffers, libraries and events the
+ * recorded calls use, which the {@link Graph} then keeps reachable and checks open on every replay (L7).
  */
 final class Capture {
     /** The capture the current thread runs, for the refusals of calls that wait for the GPU. */
@@ -18,7 +18,7 @@ final class Capture {
 
     final Handle handle;
     final Thread thread;
-    /** Root buffers and libraries used by recorded calls (identity set; only the capturing thread adds). */
+    /** Root buffers, host buffers, libraries and events used by recorded calls (identity set; only the capturing thread adds). */
     private final Map<Object, Boolean> used = new IdentityHashMap<>();
 
     private Capture(Handle handle) {
@@ -38,8 +38,9 @@ final class Capture {
     static void refuseOnThisThread(String operation) {
         Capture running = ON_THIS_THREAD.get();
         if (running != null) {
-            throw new IllegalStateException(operation + " cannot be called while this thread captures a graph (Handle.capture): it waits for the GPU"
-                    + " or frees memory, which a graph cannot record; call it before or after the capture");
+            throw new IllegalStateException(operation + " cannot be called while this thread captures a graph (Handle.capture): it waits for the GPU,"
+                    + " asks it something, or allocates or frees memory, which a graph cannot record; call it before or after the capture"
+                    + " (the capture goes on)");
         }
     }
 
@@ -49,9 +50,17 @@ final class Capture {
                 + " are refused until the capture ends (Handle.capture is confined to one thread)");
     }
 
-    /** Notes a root buffer or a library that a recorded call uses. */
+    /** Notes a root buffer, host buffer, library or event that a recorded call uses. */
     void uses(Object resource) {
         used.put(resource, Boolean.TRUE);
+    }
+
+    /** Notes {@code resource} for the graph if {@code handle} is capturing (the call about to be made is then recorded). */
+    static void noteUse(Handle handle, Object resource) {
+        Capture running = handle.capture;
+        if (running != null) {
+            running.uses(resource);
+        }
     }
 
     /** Runs {@code work} on {@code handle} under capture and returns the instantiated graph. */

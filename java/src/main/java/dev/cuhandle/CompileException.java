@@ -1,19 +1,37 @@
 package dev.cuhandle;
 
 /**
- * CUDA source did not compile ({@code NVRTC_ERROR_COMPILATION}): {@link #getLog()} holds NVRTC's full log, whose
- * messages name the program and line ({@code saxpy.cu(12): error: identifier "x" is undefined}).
+ * CUDA source did not compile with NVRTC, or NVRTC failed compiling it. Carries NVRTC's own result
+ * ({@link #nvrtcResult()} and {@link #nvrtcResultName()}: {@code NVRTC_ERROR_COMPILATION} (6) for errors in the
+ * source), NVRTC's full log ({@link #getLog()}, whose messages name the program and line:
+ * {@code saxpy.cu(12): error: identifier "x" is undefined}), the program name and the architecture compiled for.
  *
- * <p>A {@link CudaException} with code {@link CudaError#INVALID_SOURCE} (300, "the device kernel source is
- * invalid"), so code that handles every CUDA failure alike keeps working; catch this subclass for the log.
- * Failures of NVRTC itself (absent, out of memory) are plain {@code CudaException}s, and options NVRTC refuses
- * are {@link IllegalArgumentException}s.
+ * <p>NVRTC is not the driver: this is no {@link CudaException} and carries no {@code CUresult}. NVRTC missing or
+ * unusable is a {@code CudaException} (code {@link CudaError#FILE_NOT_FOUND} ...), and options NVRTC refuses
+ * ({@code NVRTC_ERROR_INVALID_OPTION}) are {@link IllegalArgumentException}s.
  */
-public final class CompileException extends CudaException {
-    private static final long serialVersionUID = 1L;
+public final class CompileException extends RuntimeException {
+    /** {@code NVRTC_ERROR_COMPILATION}: the source has errors; the log says which. */
+    public static final int NVRTC_ERROR_COMPILATION = 6;
+    /** {@code NVRTC_ERROR_BUILTIN_OPERATION_FAILURE}: typically libnvrtc-builtins could not be loaded. */
+    public static final int NVRTC_ERROR_BUILTIN_OPERATION_FAILURE = 7;
+
+    private static final long serialVersionUID = 2L;
     /** The part of the log the message repeats; the rest is in {@link #getLog()}. */
     private static final int LOG_IN_MESSAGE = 4000;
 
+    /**
+     * NVRTC's result ({@code nvrtcResult}).
+     *
+     * @serial
+     */
+    private final int nvrtcResult;
+    /**
+     * Its name as NVRTC gives it ({@code nvrtcGetErrorString}).
+     *
+     * @serial
+     */
+    private final String nvrtcResultName;
     /**
      * NVRTC's full log.
      *
@@ -33,23 +51,51 @@ public final class CompileException extends CudaException {
      */
     private final String architecture;
 
-    CompileException(String programName, String architecture, String log) {
-        super(CudaError.INVALID_SOURCE.code(), "nvrtcCompileProgram", describe(programName, architecture, log));
+    CompileException(int nvrtcResult, String nvrtcResultName, String programName, String architecture, String log) {
+        super(describe(nvrtcResult, nvrtcResultName, programName, architecture, log));
+        this.nvrtcResult = nvrtcResult;
+        this.nvrtcResultName = nvrtcResultName;
         this.log = log;
         this.programName = programName;
         this.architecture = architecture;
     }
 
-    private static String describe(String programName, String architecture, String log) {
+    private static String describe(int result, String name, String programName, String architecture, String log) {
+        String what = result == NVRTC_ERROR_COMPILATION ? programName + " did not compile for " + architecture
+                : "NVRTC failed compiling " + programName + " for " + architecture
+                        + (result == NVRTC_ERROR_BUILTIN_OPERATION_FAILURE
+                                ? " (it could not use libnvrtc-builtins, which must lie next to libnvrtc and be of the same version)" : "");
+        if (log.isEmpty()) {
+            return name + " (" + result + "): " + what;
+        }
         String shown = log.length() <= LOG_IN_MESSAGE ? log : log.substring(0, LOG_IN_MESSAGE) + "\n... (" + (log.length() - LOG_IN_MESSAGE)
                 + " more characters: see CompileException.getLog())";
-        return "CUDA_ERROR_INVALID_SOURCE (300): " + programName + " did not compile for " + architecture + ":\n" + shown;
+        return name + " (" + result + "): " + what + ":\n" + shown;
+    }
+
+    /**
+     * NVRTC's result: {@link #NVRTC_ERROR_COMPILATION} for errors in the source, another {@code nvrtcResult} when
+     * NVRTC itself failed (out of memory, builtins missing ...).
+     *
+     * @return the {@code nvrtcResult} value
+     */
+    public int nvrtcResult() {
+        return nvrtcResult;
+    }
+
+    /**
+     * The name of {@link #nvrtcResult()} as NVRTC gives it.
+     *
+     * @return e.g. {@code "NVRTC_ERROR_COMPILATION"}
+     */
+    public String nvrtcResultName() {
+        return nvrtcResultName;
     }
 
     /**
      * NVRTC's complete log: every error and warning with the program name and line number.
      *
-     * @return the log, never {@code null}
+     * @return the log, never {@code null} (empty when NVRTC wrote none)
      */
     public String getLog() {
         return log;

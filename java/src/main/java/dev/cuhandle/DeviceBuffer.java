@@ -145,11 +145,13 @@ public final class DeviceBuffer implements AutoCloseable {
                     + "); device memory can only be used with handles of its own context");
         }
         long pointer = state.enter();
-        Capture running = handle.capture;
-        if (running != null) {
-            running.uses(parent == null ? this : parent);
-        }
+        Capture.noteUse(handle, parent == null ? this : parent);
         return pointer;
+    }
+
+    /** The native pointer of the memory (of the buffer a view was sliced from), for a graph that holds it open while it replays. */
+    long nativePointer() {
+        return state.pointer();
     }
 
     /** Leaves a call entered with {@link #enterFor}; keeps this buffer (and a view's parent) reachable until here. */
@@ -606,9 +608,15 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     /**
-     * Frees the memory once all work queued in its context is done (a view or wrapped pointer
-     * frees nothing). Idempotent; returns when the memory is free, also when another thread closes
-     * it at the same time.
+     * Frees the memory (a view or wrapped pointer frees nothing) without waiting for the GPU: the free is
+     * queued in stream order after the work that used the buffer, on every stream of every handle that
+     * used it (and the graph replays queued with it), and the memory is reused only after that (rule L3
+     * of docs/design.md). Work that did not touch the buffer is never waited for. Idempotent; returns when
+     * the free is queued, also when another thread closes it at the same time. Work you queued yourself
+     * with its raw {@link #address()} on a stream cuhandle does not know is not tracked: synchronise that
+     * stream first.
+     *
+     * @throws IllegalStateException if this thread is capturing a graph
      */
     @Override
     public void close() {

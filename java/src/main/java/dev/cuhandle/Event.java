@@ -2,7 +2,11 @@ package dev.cuhandle;
 
 import java.lang.ref.Reference;
 
-/** A CUDA event of one context: record it on a handle's stream, wait for it, time between two. */
+/**
+ * A CUDA event of one context: record it on a handle's stream, wait for it, time between two. Recorded
+ * (or waited for, {@link Handle#waitFor(Event)}) inside a graph capture, it belongs to the graph's
+ * recorded calls: the graph keeps it reachable and a replay after it was closed is refused (rule L7).
+ */
 public final class Event implements AutoCloseable {
     private final NativeObject state;
     private final long contextId;
@@ -26,7 +30,7 @@ public final class Event implements AutoCloseable {
         if (handle.contextId() != contextId) {
             throw new IllegalArgumentException("the event belongs to context id " + contextId + ", the handle to " + handle.contextId());
         }
-        long e = enter();
+        long e = enterFor(handle);
         try {
             long h = handle.enter();
             try {
@@ -91,11 +95,13 @@ public final class Event implements AutoCloseable {
      * recorded counts as done.
      *
      * @return {@code true} when done, {@code false} while the work is queued or running
-     * @throws IllegalStateException if the event is closed
+     * @throws IllegalStateException if the event is closed, or this thread is capturing a graph (a query
+     *     there would invalidate the capture)
      * @throws CudaException if the recorded work failed (a sticky error of the context), the context was
      *     destroyed or reset, or the driver fails
      */
     public boolean query() {
+        Capture.refuseOnThisThread("Event.query");
         long e = enter();
         try {
             return NativeApi.eventQuery(e);
@@ -104,8 +110,24 @@ public final class Event implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the event was closed (or cleaned).
+     *
+     * @return {@code true} once closed
+     */
+    public boolean isClosed() {
+        return state.isClosed();
+    }
+
     long enter() {
         return state.enter();
+    }
+
+    /** Enters a use with {@code handle}: a capture running on it notes the event for its graph (L7). */
+    long enterFor(Handle handle) {
+        long pointer = state.enter();
+        Capture.noteUse(handle, this);
+        return pointer;
     }
 
     /** Leaves a call; keeps this event reachable until here, so the cleaner never runs during a call (L2). */
@@ -114,9 +136,15 @@ public final class Event implements AutoCloseable {
         Reference.reachabilityFence(this);
     }
 
-    /** Destroys the event after calls in flight return. Idempotent. */
+    /**
+     * Destroys the event after calls in flight return; work still queued that records or waits for it is
+     * unaffected (the driver releases it afterwards). Idempotent.
+     *
+     * @throws IllegalStateException if this thread is capturing a graph
+     */
     @Override
     public void close() {
+        Capture.refuseOnThisThread("Event.close");
         state.close();
         Reference.reachabilityFence(this);
     }

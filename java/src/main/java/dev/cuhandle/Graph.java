@@ -10,22 +10,27 @@ import java.util.Objects;
  * memsets. Close it (try-with-resources); an unreachable unclosed graph is released by a cleaner
  * with a warning.
  *
- * <p>Lifetimes: a graph keeps the handle that captured it and every {@link DeviceBuffer} and
- * {@link Library} its recorded calls used reachable, and each replay holds them open for the
- * launch, like a kernel launch does: one closed since the capture makes the replay an
- * {@link IllegalStateException} instead of a use of freed memory, and closing one waits for the
- * replays already queued (frees wait for the context's work). Device addresses passed as plain
- * numbers (a {@code Long} kernel argument) are the caller's to keep valid. The capturing handle
- * must stay open because recorded reductions use its workspace; replay graphs that hold
- * reductions on that handle only, since its workspace is reused in its stream's order.
+ * <p>Lifetimes (rule L7 of docs/design.md): a graph keeps the handle that captured it and every
+ * {@link DeviceBuffer}, {@link HostBuffer}, {@link Library} and {@link Event} its recorded calls used
+ * reachable, and each replay holds them open while it is queued, like a kernel launch does: one
+ * closed since the capture makes the replay an {@link IllegalStateException} instead of a use of freed
+ * memory. One closed while replays are still queued is released in stream order after them: a
+ * buffer's memory is reused only once those replays are done (rule L3). Closing the graph never
+ * waits: the driver releases it when its last replay has finished. Device addresses passed as plain
+ * numbers (a {@code Long} kernel argument) are the caller's to keep valid. The capturing handle must
+ * stay open because recorded reductions use its workspace; replay graphs that hold reductions on that
+ * handle only, since its workspace is reused in its stream's order.
  */
 public final class Graph implements AutoCloseable {
     private final NativeObject state;
     private final Handle capturedBy;
     private final long contextId;
     private final long nodeCount;
-    /** Root buffers and libraries the recorded calls use. */
+    /** Root buffers, host buffers, libraries and events the recorded calls use. */
     private final List<Object> resources;
+    /** Native pointers of the device and host buffers among {@link #resources}, for the replay's use tracking. */
+    private final long[] bufferPointers;
+    private final long[] hostPointers;
 
     Graph(Handle capturedBy, long pointer, List<Object> resources) {
         long[] info;
@@ -39,6 +44,8 @@ public final class Graph implements AutoCloseable {
         this.contextId = info[0];
         this.nodeCount = info[1];
         this.resources = resources;
+        this.bufferPointers = resources.stream().filter(r -> r instanceof DeviceBuffer).mapToLong(r -> ((DeviceBuffer) r).nativePointer()).toArray();
+        this.hostPointers = resources.stream().filter(r -> r instanceof HostBuffer).mapToLong(r -> ((HostBuffer) r).nativePointer()).toArray();
         this.state = NativeObject.register(this, pointer, "Graph", NativeApi::graphDestroy);
     }
 
@@ -99,36 +106,51 @@ public final class Graph implements AutoCloseable {
     /** Enters resources {@code index..} (recursively, so that each entered one is exited), then launches. */
     private void launchHoldingResources(long g, long h, Handle handle, int index) {
         if (index == resources.size()) {
-            NativeApi.graphLaunch(g, h);
+            NativeApi.graphLaunch(g, h, bufferPointers, hostPointers);
             return;
         }
         Object resource = resources.get(index);
-        DeviceBuffer buffer = resource instanceof DeviceBuffer ? (DeviceBuffer) resource : null;
-        Library library = buffer == null ? (Library) resource : null;
         try {
-            if (buffer != null) {
-                buffer.enterFor(handle);
-            } else {
-                library.enter();
-            }
+            enter(resource, handle);
         } catch (IllegalStateException e) {
-            throw new IllegalStateException("the graph uses a " + (buffer != null ? "DeviceBuffer" : "Library") + " that was closed after the capture;"
-                    + " a graph can only be replayed while the buffers and libraries of its recorded calls are open", e);
+            throw new IllegalStateException("the graph uses a " + resource.getClass().getSimpleName() + " that was closed after the capture;"
+                    + " a graph can only be replayed while the buffers, host buffers, libraries and events of its recorded calls are open", e);
         }
         try {
             launchHoldingResources(g, h, handle, index + 1);
         } finally {
-            if (buffer != null) {
-                buffer.exit();
-            } else {
-                library.exit();
-            }
+            exit(resource);
+        }
+    }
+
+    private static void enter(Object resource, Handle handle) {
+        if (resource instanceof DeviceBuffer) {
+            ((DeviceBuffer) resource).enterFor(handle);
+        } else if (resource instanceof HostBuffer) {
+            ((HostBuffer) resource).enter();
+        } else if (resource instanceof Event) {
+            ((Event) resource).enter();
+        } else {
+            ((Library) resource).enter();
+        }
+    }
+
+    private static void exit(Object resource) {
+        if (resource instanceof DeviceBuffer) {
+            ((DeviceBuffer) resource).exit();
+        } else if (resource instanceof HostBuffer) {
+            ((HostBuffer) resource).exit();
+        } else if (resource instanceof Event) {
+            ((Event) resource).exit();
+        } else {
+            ((Library) resource).exit();
         }
     }
 
     /**
-     * Closes the graph: waits for calls in flight and for the context's queued work (replays of it
-     * included), then destroys it. Idempotent; later replays throw {@link IllegalStateException}.
+     * Closes the graph: waits for calls in flight, then destroys it without waiting for the GPU (replays
+     * still queued finish first; the driver frees the graph afterwards). Idempotent; later replays throw
+     * {@link IllegalStateException}.
      *
      * @throws IllegalStateException if this thread is capturing a graph (closing waits for the GPU)
      */

@@ -9,9 +9,39 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A cuBLAS-style handle: bound to one driver context, with a default stream, usable from any thread
- * (rules H1-H9 of DESIGN.md). No operation changes which context is current on the calling
+ * (rules H1-H9 of docs/design.md). No operation changes which context is current on the calling
  * thread. Close it (try-with-resources); an unreachable unclosed handle is released by a cleaner
  * with a warning.
+ *
+ * <h2 id="arrays">Copies between Java arrays and the device</h2>
+ *
+ * <p>{@code copyToDevice}, {@code copyToHost}, {@code upload}, their asynchronous forms and
+ * {@link DeviceBuffer}'s copies never pin a Java array, and the calling thread holds no part of it
+ * while it waits for the GPU, so a copy never holds up the garbage collector or other threads
+ * (rule L4). The elements move in chunks through page-locked staging memory of the handle's
+ * context (a small pool, reused by later copies): JNI region copies fill one chunk while the DMA of
+ * the one before runs, and downloads run the same way in reverse, so a copy takes about as long as
+ * the slower of the two steps, and the DMA runs at the speed of pinned memory. An array of 2 MiB or
+ * more (by default) is split into ranges that several threads copy at once (the caller and
+ * cuhandle's {@code cuhandle-transfer-helper} threads), all on this handle's stream. Chunk sizes
+ * and thread counts are chosen by size; the system properties {@code cuhandle.transfer.threads},
+ * {@code bytesPerThread}, {@code chunkBytes}, {@code minChunkBytes}, {@code depth} and
+ * {@code idleSlots} (all under {@code cuhandle.transfer.}) tune them.
+ *
+ * <p>Heap ByteBuffers take the same path. Direct ByteBuffers and {@link HostBuffer}s go to the
+ * driver with no staging; a direct buffer copied many times can be page-locked with
+ * {@link HostRegistration#register(Handle, ByteBuffer)}.
+ *
+ * <h2 id="async">Asynchronous array copies</h2>
+ *
+ * <p>{@code uploadAsync} and {@code downloadAsync} of an array return a future at once; a
+ * {@code cuhandle-transfer-async} thread runs the copy as above, on the stream the handle uses at
+ * the call, after the work queued on it before. <b>Do not touch the array, and do not use the
+ * buffer (an upload's destination is not filled yet, a download's source must not change), until
+ * the future completes</b>: once the last chunk is on the device (upload) or in the array
+ * (download). Work queued on the handle after the call is not ordered after the copy:
+ * queue it when the future completes ({@code thenRun}). The handle and the buffer stay in use until
+ * then (their {@code close()} waits). At most 32 such copies run at once; more wait their turn.
  */
 public final class Handle implements AutoCloseable {
     private final NativeObject state;
@@ -23,6 +53,10 @@ public final class Handle implements AutoCloseable {
     final AtomicInteger pendingFutures = new AtomicInteger();
     /** The graph capture in progress ({@link #capture(Runnable)}), or null. */
     volatile Capture capture;
+    /** The thread switching the handle's stream ({@link #setStream}, {@link #resetStream}), or null: other threads' calls wait. */
+    private volatile Thread switchingStream;
+    /** One stream switch at a time; taken before entering, so that a waiting switcher holds no call open. */
+    private final Object streamSwitch = new Object();
 
     private Handle(long pointer) {
         long[] info;
@@ -71,7 +105,18 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * Binds to an existing context without owning it (H3): the caller keeps it alive.
+     * Binds to an existing context without owning it (H3): the caller keeps it alive for as long as the handle
+     * and its buffers are used, as cuBLAS requires of the context current at {@code cublasCreate}.
+     *
+     * <p>A context destroyed under the handle anyway is detected on a best-effort basis only. Before every use
+     * the handle asks the driver for the context's id ({@code cuCtxGetId}); on the drivers measured (580,
+     * CUDA 13.0) a destroyed context answers {@code CUDA_ERROR_CONTEXT_IS_DESTROYED} and every later call
+     * throws a {@link CudaException}. NVIDIA documents that a destroyed context must not be passed to later
+     * driver calls (undefined behaviour, {@code cuCtxDestroy}), so another driver may behave otherwise. A
+     * primary context reset under a handle that retains it ({@link #create()}, {@link #create(int)}) is
+     * different: a reset does not release the retained context, which stays a context the driver knows, so
+     * asking for its id is defined; that the id changes with the reset, which the handle detects, was
+     * measured on driver 580 (docs/handles.md, section 1).
      *
      * <p>Values that cannot be a driver context (0, negative, inside the first page of memory,
      * not 8-byte aligned) are refused before the driver sees them. A value that looks like a
@@ -153,7 +198,46 @@ public final class Handle implements AutoCloseable {
             state.exit();
             throw running.otherThreadRefused();
         }
+        Thread switching = switchingStream;
+        if (switching != null && switching != Thread.currentThread()) {
+            state.exit();
+            awaitStreamSwitch();
+            return enter();
+        }
         return pointer;
+    }
+
+    /**
+     * Waits until the stream switch in progress has ended. A switch is short (it synchronises the
+     * stream being left), and the call that waits here holds nothing open meanwhile.
+     */
+    private void awaitStreamSwitch() {
+        for (int spins = 0; switchingStream != null; spins++) {
+            if (spins < 1000) {
+                Thread.onSpinWait();
+            } else {
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+            }
+        }
+    }
+
+    /**
+     * Runs a stream switch with no other call on this handle in flight: calls that began before
+     * finish first and calls that begin meanwhile wait, so every call's work and the use it notes
+     * on memory (rule L3) go to one stream, the old or the new.
+     */
+    private void switchStream(java.util.function.LongConsumer operation) {
+        synchronized (streamSwitch) {
+            long h = enter();
+            try {
+                switchingStream = Thread.currentThread();
+                state.awaitCallsAtMost(1);
+                operation.accept(h);
+            } finally {
+                switchingStream = null;
+                exit();
+            }
+        }
     }
 
     /** Waits until no call but the caller's own is in flight (see {@link Capture}). */
@@ -203,6 +287,14 @@ public final class Handle implements AutoCloseable {
     /**
      * Sends later work to a raw {@code CUstream} of this handle's context (0 or 1 = the legacy
      * default stream), like {@code cublasSetStream}. The previous stream is synchronised first.
+     * Calls on this handle from other threads wait while the stream is switched, and those already
+     * running finish first.
+     *
+     * <p>The stream must stay alive until the handle leaves it ({@link #setStream}, {@link #resetStream}
+     * or {@link #close()}, each of which synchronises it first): device memory that work on it used
+     * is freed in stream order after that work (rule L3 of docs/design.md), so cuhandle may queue on
+     * it until then. Work you queue on the stream yourself with raw device addresses is not tracked:
+     * synchronise before closing a buffer it uses.
      *
      * <p>{@code CU_STREAM_PER_THREAD} (2) is refused: it is a different stream on every calling
      * thread, so the handle could not order its reductions, {@link #synchronize()} or
@@ -217,12 +309,7 @@ public final class Handle implements AutoCloseable {
      */
     public void setStream(long rawStream) {
         Capture.refuseOnThisThread("Handle.setStream");
-        long h = enter();
-        try {
-            NativeApi.handleSetStream(h, rawStream);
-        } finally {
-            exit();
-        }
+        switchStream(h -> NativeApi.handleSetStream(h, rawStream));
     }
 
     /**
@@ -234,15 +321,15 @@ public final class Handle implements AutoCloseable {
      */
     public void resetStream() {
         Capture.refuseOnThisThread("Handle.resetStream");
-        call(NativeApi::handleResetStream);
+        switchStream(NativeApi::handleResetStream);
     }
 
     /**
      * The raw {@code CUstream} work goes to: the one given to {@link #setStream(long)}, or the handle's
-     * default non-blocking stream. That one comes from a pool of 32 per context, taken in turn by the
-     * handles of the context on their first use (so handles created one after another run
-     * concurrently); it is never destroyed, because the driver keeps a destroyed stream's device
-     * memory cached while the context lives.
+     * own non-blocking stream (rule H9). No other live handle uses that stream: it is leased on first
+     * use and goes back to its context's free list when the handle is closed, to be reused by later
+     * handles, never destroyed (the driver keeps a destroyed stream's device memory cached while the
+     * context lives), so a context holds at most as many as handles were ever alive at once.
      *
      * @return the stream as a number (0 or 1 for the legacy default stream)
      * @throws IllegalStateException if the handle is closed
@@ -255,6 +342,37 @@ public final class Handle implements AutoCloseable {
         } finally {
             exit();
         }
+    }
+
+    /**
+     * What the memory pool and the pinned cache of this handle's context hold (rule M1; see
+     * {@link MemoryStats}).
+     *
+     * @return the statistics now
+     * @throws IllegalStateException if the handle is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public MemoryStats memoryStats() {
+        long h = enter();
+        try {
+            return new MemoryStats(NativeApi.handleMemoryStats(h));
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Gives the device memory the context's pool keeps for reuse, and the cached pinned host memory whose
+     * copies are done, back to the driver ({@code cuMemPoolTrimTo}, {@code cuMemFreeHost}). Memory in use
+     * stays, and so does memory whose stream-ordered free has not run yet: {@link #synchronize()} first to
+     * include this handle's. Does not wait for the GPU.
+     *
+     * @throws IllegalStateException if the handle is closed, or this thread is capturing a graph
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void trimMemory() {
+        Capture.refuseOnThisThread("Handle.trimMemory");
+        call(NativeApi::handleTrimMemory);
     }
 
     /**
@@ -275,16 +393,22 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * Allocates device memory in this handle's context ({@code cuMemAlloc}; not stream-ordered, so every
-     * handle of the context may use it on any stream). The contents are not initialised; see
-     * {@link #memset(DeviceBuffer, int)}.
+     * Allocates device memory in this handle's context, in stream order on this handle's stream from the
+     * context's memory pool ({@code cuMemAllocFromPoolAsync}; see {@link MemoryStats}). Every handle of the
+     * context may use the buffer, on any stream: a first use on another stream waits (on the GPU) for the
+     * allocation, and the buffer's release waits, in stream order, for the work of every stream that used
+     * it (rule L3 of docs/design.md); nothing waits on the host. The contents are not initialised; see
+     * {@link #memset(DeviceBuffer, int)}. Without memory pools (device, driver or
+     * {@code -Dcuhandle.pool.enabled=false}) it is {@code cuMemAlloc}, whose free waits for the whole
+     * context.
      *
      * @param bytes size in bytes, 0 or more
      * @return a new buffer, owned by the caller (close it)
      * @throws IllegalArgumentException if {@code bytes} is negative
      * @throws IllegalStateException if the handle is closed
-     * @throws CudaException if the memory cannot be allocated ({@link CudaError#OUT_OF_MEMORY}, with the free
-     *     memory in the message), the context was destroyed or reset, or the driver fails
+     * @throws CudaException if the memory cannot be allocated even after the pool gave its cached memory back
+     *     ({@link CudaError#OUT_OF_MEMORY}, with the free memory in the message), the context was destroyed or
+     *     reset, or the driver fails
      */
     public DeviceBuffer allocate(long bytes) {
         if (bytes < 0) {
@@ -348,7 +472,7 @@ public final class Handle implements AutoCloseable {
      *     was destroyed or reset, or the driver fails
      */
     public DeviceBuffer upload(float[] values) {
-        return uploadArray(values);
+        return ArrayTransfers.uploadNew(this, values);
     }
 
     /**
@@ -364,7 +488,7 @@ public final class Handle implements AutoCloseable {
      *     was destroyed or reset, or the driver fails
      */
     public DeviceBuffer upload(double[] values) {
-        return uploadArray(values);
+        return ArrayTransfers.uploadNew(this, values);
     }
 
     /**
@@ -380,7 +504,7 @@ public final class Handle implements AutoCloseable {
      *     was destroyed or reset, or the driver fails
      */
     public DeviceBuffer upload(int[] values) {
-        return uploadArray(values);
+        return ArrayTransfers.uploadNew(this, values);
     }
 
     /**
@@ -396,7 +520,7 @@ public final class Handle implements AutoCloseable {
      *     was destroyed or reset, or the driver fails
      */
     public DeviceBuffer upload(long[] values) {
-        return uploadArray(values);
+        return ArrayTransfers.uploadNew(this, values);
     }
 
     /**
@@ -412,27 +536,14 @@ public final class Handle implements AutoCloseable {
      *     was destroyed or reset, or the driver fails
      */
     public DeviceBuffer upload(byte[] values) {
-        return uploadArray(values);
-    }
-
-    private DeviceBuffer uploadArray(Object values) {
-        Objects.requireNonNull(values, "values");
-        int length = java.lang.reflect.Array.getLength(values);
-        DeviceBuffer b = allocate((long) length * elementBytes(values));
-        try {
-            copyArray(b, values, 0, length, true);
-            return b;
-        } catch (RuntimeException e) {
-            b.close();
-            throw e;
-        }
+        return ArrayTransfers.uploadNew(this, values);
     }
 
     /**
      * Copies {@code length} elements ({@code length * 4} bytes) from {@code src[srcOffset]} onwards to the
      * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
-     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
-     * the garbage collector is never held up.
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
@@ -445,14 +556,13 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(float[] src, int srcOffset, DeviceBuffer dst, int length) {
-        copyArray(dst, src, srcOffset, length, true);
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 8} bytes) from {@code src[srcOffset]} onwards to the
      * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
-     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
-     * the garbage collector is never held up.
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
@@ -465,14 +575,13 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(double[] src, int srcOffset, DeviceBuffer dst, int length) {
-        copyArray(dst, src, srcOffset, length, true);
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 4} bytes) from {@code src[srcOffset]} onwards to the
      * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
-     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
-     * the garbage collector is never held up.
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
@@ -485,14 +594,13 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(int[] src, int srcOffset, DeviceBuffer dst, int length) {
-        copyArray(dst, src, srcOffset, length, true);
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 8} bytes) from {@code src[srcOffset]} onwards to the
      * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
-     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
-     * the garbage collector is never held up.
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
@@ -505,14 +613,13 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(long[] src, int srcOffset, DeviceBuffer dst, int length) {
-        copyArray(dst, src, srcOffset, length, true);
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 1} bytes) from {@code src[srcOffset]} onwards to the
      * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
-     * reused at once); the device copy may still be queued. The array is read in chunks and never pinned, so
-     * the garbage collector is never held up.
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source array
      * @param srcOffset the first element of {@code src} to copy
@@ -525,13 +632,51 @@ public final class Handle implements AutoCloseable {
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(byte[] src, int srcOffset, DeviceBuffer dst, int length) {
-        copyArray(dst, src, srcOffset, length, true);
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
     }
-
+    /**
+     * Copies {@code length} elements ({@code length * 2} bytes) from {@code src[srcOffset]} onwards to the
+     * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 2} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void copyToDevice(short[] src, int srcOffset, DeviceBuffer dst, int length) {
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
+    }
+    /**
+     * Copies {@code length} elements ({@code length * 2} bytes) from {@code src[srcOffset]} onwards to the
+     * start of {@code dst}, on this handle's stream. Returns once the source has been read (the array may be
+     * reused at once); the device copy may still be queued. The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + length)} is not inside {@code src},
+     *     {@code dst} holds fewer than {@code length * 2} bytes, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails
+     */
+    public void copyToDevice(char[] src, int srcOffset, DeviceBuffer dst, int length) {
+        ArrayTransfers.copy(this, dst, src, srcOffset, length, true);
+    }
     /**
      * Copies {@code length} elements ({@code length * 4} bytes) from the start of {@code src} to
      * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
-     * work on the stream is done too). The array is written in chunks and never pinned.
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
@@ -545,13 +690,13 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, float[] dst, int dstOffset, int length) {
-        copyArray(src, dst, dstOffset, length, false);
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 8} bytes) from the start of {@code src} to
      * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
-     * work on the stream is done too). The array is written in chunks and never pinned.
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
@@ -565,13 +710,13 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, double[] dst, int dstOffset, int length) {
-        copyArray(src, dst, dstOffset, length, false);
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 4} bytes) from the start of {@code src} to
      * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
-     * work on the stream is done too). The array is written in chunks and never pinned.
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
@@ -585,13 +730,13 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, int[] dst, int dstOffset, int length) {
-        copyArray(src, dst, dstOffset, length, false);
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 8} bytes) from the start of {@code src} to
      * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
-     * work on the stream is done too). The array is written in chunks and never pinned.
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
@@ -605,13 +750,13 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, long[] dst, int dstOffset, int length) {
-        copyArray(src, dst, dstOffset, length, false);
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
     }
-
     /**
      * Copies {@code length} elements ({@code length * 1} bytes) from the start of {@code src} to
      * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
-     * work on the stream is done too). The array is written in chunks and never pinned.
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
      * @param dst the destination array
@@ -625,132 +770,355 @@ public final class Handle implements AutoCloseable {
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, byte[] dst, int dstOffset, int length) {
-        copyArray(src, dst, dstOffset, length, false);
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Copies {@code length} elements ({@code length * 2} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 2} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
+    public void copyToHost(DeviceBuffer src, short[] dst, int dstOffset, int length) {
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Copies {@code length} elements ({@code length * 2} bytes) from the start of {@code src} to
+     * {@code dst[dstOffset]} onwards, on this handle's stream, and waits until they have arrived (so earlier
+     * work on the stream is done too). The array goes through pinned staging in chunks, split across threads when it is large, and is
+     * never pinned (see <a href="#arrays">Copies between Java arrays and the device</a>).
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
+     * @throws IllegalArgumentException if {@code [dstOffset, dstOffset + length)} is not inside {@code dst},
+     *     {@code src} holds fewer than {@code length * 2} bytes, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed
+     * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
+     *     asynchronous failure on the stream)
+     */
+    public void copyToHost(DeviceBuffer src, char[] dst, int dstOffset, int length) {
+        ArrayTransfers.copy(this, src, dst, dstOffset, length, false);
+    }
+    /**
+     * Starts {@link #copyToDevice(float[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(float[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
     }
 
     /**
-     * Copies {@code bytes} bytes from a direct ByteBuffer, starting at its absolute index {@code srcOffset}
-     * (position and limit are ignored and unchanged), to the start of {@code dst}, on this handle's stream.
-     * For ordinary (pageable) memory it returns once the driver has read the source, so the ByteBuffer may be
-     * reused at once; memory page-locked with {@code cuMemHostRegister} is copied asynchronously and must not
-     * change until the stream has passed the copy.
+     * Starts {@link #copyToDevice(double[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
      *
-     * @param src a direct ByteBuffer
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(double[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToDevice(int[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(int[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToDevice(long[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(long[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToDevice(byte[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(byte[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToDevice(short[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(short[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToDevice(char[], int, DeviceBuffer, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not change {@code src}, or use {@code dst}, until
+     * the future completes.
+     *
+     * @param src the source array
+     * @param srcOffset the first element of {@code src} to copy
+     * @param dst the destination buffer, of this handle's context
+     * @param length number of elements to copy
+     * @return a future completed once the elements are on the device, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code dst} belongs to another context
+     * @throws IllegalStateException if the handle or {@code dst} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> uploadAsync(char[] src, int srcOffset, DeviceBuffer dst, int length) {
+        return ArrayTransfers.copyAsync(this, dst, src, srcOffset, length, true);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, float[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, float[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, double[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, double[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, int[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, int[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, long[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, long[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, byte[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, byte[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, short[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, short[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Starts {@link #copyToHost(DeviceBuffer, char[], int, int)} on a cuhandle thread and returns at once
+     * (see <a href="#async">Asynchronous array copies</a>): do not touch {@code dst}, or change {@code src}, until
+     * the future completes.
+     *
+     * @param src the source buffer, of this handle's context
+     * @param dst the destination array
+     * @param dstOffset the first element of {@code dst} to write
+     * @param length number of elements to copy
+     * @return a future completed once the elements are in the array, or exceptionally with what made the copy fail
+     * @throws IllegalArgumentException if a range is outside its array or buffer, or {@code src} belongs to another context
+     * @throws IllegalStateException if the handle or {@code src} is closed, or this thread captures a graph
+     */
+    public CompletableFuture<Void> downloadAsync(DeviceBuffer src, char[] dst, int dstOffset, int length) {
+        return ArrayTransfers.copyAsync(this, src, dst, dstOffset, length, false);
+    }
+
+    /**
+     * Copies {@code bytes} bytes from a ByteBuffer, starting at its absolute index {@code srcOffset} (position
+     * and limit are ignored and unchanged), to the start of {@code dst}, on this handle's stream. A direct
+     * buffer goes to the driver with no staging: for ordinary (pageable) memory the call returns once the
+     * driver has read the source, so the ByteBuffer may be reused at once; memory page-locked with
+     * {@code cuMemHostRegister} (see {@link HostRegistration}) is copied asynchronously and must not change
+     * until the stream has passed the copy. A heap buffer is copied as a {@code byte[]} is (see
+     * <a href="#arrays">Copies between Java arrays and the device</a>) and may be reused once this returns.
+     *
+     * @param src a direct or heap ByteBuffer
      * @param srcOffset the first byte of {@code src} to copy (absolute index)
      * @param dst the destination buffer, of this handle's context
      * @param bytes number of bytes to copy
      * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code src} is not direct, {@code [srcOffset, srcOffset + bytes)}
-     *     is outside its capacity, {@code dst} holds fewer than {@code bytes} bytes, or {@code dst} belongs
-     *     to another context
+     * @throws IllegalArgumentException if {@code [srcOffset, srcOffset + bytes)} is outside the capacity of
+     *     {@code src}, {@code dst} holds fewer than {@code bytes} bytes, or {@code dst} belongs to another context
      * @throws IllegalStateException if the handle or {@code dst} is closed
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public void copyToDevice(ByteBuffer src, int srcOffset, DeviceBuffer dst, long bytes) {
-        copyDirect(dst, src, srcOffset, bytes, true);
+        copyByteBuffer(dst, src, srcOffset, bytes, true);
     }
 
     /**
-     * Copies {@code bytes} bytes from the start of {@code src} into a direct ByteBuffer at its absolute index
+     * Copies {@code bytes} bytes from the start of {@code src} into a ByteBuffer at its absolute index
      * {@code dstOffset} (position and limit are ignored and unchanged), on this handle's stream, and waits
-     * until they have arrived.
+     * until they have arrived. A direct buffer is written by the driver with no staging, a heap buffer as a
+     * {@code byte[]} is (see <a href="#arrays">Copies between Java arrays and the device</a>).
      *
      * @param src the source buffer, of this handle's context
-     * @param dst a direct, writable ByteBuffer
+     * @param dst a writable ByteBuffer, direct or heap
      * @param dstOffset the first byte of {@code dst} to write (absolute index)
      * @param bytes number of bytes to copy
      * @throws NullPointerException if {@code src} or {@code dst} is {@code null}
-     * @throws IllegalArgumentException if {@code dst} is not direct or is read-only,
-     *     {@code [dstOffset, dstOffset + bytes)} is outside its capacity, {@code src} holds fewer than
-     *     {@code bytes} bytes, or {@code src} belongs to another context
+     * @throws IllegalArgumentException if {@code dst} is read-only, {@code [dstOffset, dstOffset + bytes)} is
+     *     outside its capacity, {@code src} holds fewer than {@code bytes} bytes, or {@code src} belongs to
+     *     another context
      * @throws IllegalStateException if the handle or {@code src} is closed
      * @throws CudaException if the context was destroyed or reset, or the driver fails (including an earlier
      *     asynchronous failure on the stream)
      */
     public void copyToHost(DeviceBuffer src, ByteBuffer dst, int dstOffset, long bytes) {
-        copyDirect(src, dst, dstOffset, bytes, false);
+        copyByteBuffer(src, dst, dstOffset, bytes, false);
     }
 
-    /** The JVM's type letter of the array's elements, which the native side uses to pick JNI's region copy. */
-    private static int typeCode(Object array) {
-        if (array instanceof float[]) {
-            return 'F';
-        }
-        if (array instanceof double[]) {
-            return 'D';
-        }
-        if (array instanceof int[]) {
-            return 'I';
-        }
-        if (array instanceof long[]) {
-            return 'J';
-        }
-        return 'B';
-    }
-
-    private static int elementBytes(Object array) {
-        if (array instanceof float[] || array instanceof int[]) {
-            return 4;
-        }
-        if (array instanceof double[] || array instanceof long[]) {
-            return 8;
-        }
-        if (array instanceof byte[]) {
-            return 1;
-        }
-        throw new IllegalArgumentException("unsupported array type " + array.getClass().getSimpleName());
-    }
-
-    private void copyArray(DeviceBuffer buffer, Object array, int arrayOffset, int length, boolean upload) {
-        Capture.refuseOnThisThread(upload ? "a copy from a Java array to the device" : "a copy from the device to a Java array");
-        Objects.requireNonNull(buffer, "device buffer");
-        Objects.requireNonNull(array, upload ? "source array" : "destination array");
-        int arrayLength = java.lang.reflect.Array.getLength(array);
-        if (arrayOffset < 0 || length < 0 || arrayOffset > arrayLength - length) {
-            throw new IllegalArgumentException("array range [" + arrayOffset + ", " + arrayOffset + "+" + length
-                    + ") is outside the array of length " + arrayLength + "; expected 0 <= offset, 0 <= length, offset + length <= array length");
-        }
-        int es = elementBytes(array);
-        long bytes = (long) length * es;
-        buffer.checkBytes(bytes, upload ? "destination" : "source");
-        long h = enter();
-        long b = 0;
-        try {
-            b = buffer.enterFor(this);
-            if (upload) {
-                NativeApi.uploadArray(h, b, buffer.byteOffset(), array, typeCode(array), (long) arrayOffset * es, bytes);
-            } else {
-                NativeApi.downloadArray(h, b, buffer.byteOffset(), array, typeCode(array), (long) arrayOffset * es, bytes);
-            }
-        } finally {
-            DeviceBuffer.exit(buffer, b);
-            exit();
-        }
-    }
-
-    private void copyDirect(DeviceBuffer buffer, ByteBuffer direct, int offset, long bytes, boolean upload) {
+    private void copyByteBuffer(DeviceBuffer buffer, ByteBuffer host, int offset, long bytes, boolean upload) {
         Capture.refuseOnThisThread(upload ? "a copy from a ByteBuffer to the device" : "a copy from the device to a ByteBuffer");
         Objects.requireNonNull(buffer, "device buffer");
-        Objects.requireNonNull(direct, "ByteBuffer");
-        if (!direct.isDirect()) {
-            throw new IllegalArgumentException("the ByteBuffer is a heap buffer; expected a direct ByteBuffer (ByteBuffer.allocateDirect)");
-        }
-        if (!upload && direct.isReadOnly()) {
+        Objects.requireNonNull(host, "ByteBuffer");
+        if (!upload && host.isReadOnly()) {
             throw new IllegalArgumentException("the destination ByteBuffer is read-only");
         }
-        if (offset < 0 || bytes < 0 || offset > direct.capacity() - bytes) {
+        if (offset < 0 || bytes < 0 || offset > host.capacity() - bytes) {
             throw new IllegalArgumentException("byte range [" + offset + ", " + offset + "+" + bytes
-                    + ") is outside the ByteBuffer's capacity of " + direct.capacity());
+                    + ") is outside the ByteBuffer's capacity of " + host.capacity());
         }
         buffer.checkBytes(bytes, upload ? "destination" : "source");
+        if (!host.isDirect()) {
+            ArrayTransfers.copyHeapBuffer(this, buffer, host, offset, bytes, upload);
+            return;
+        }
         long h = enter();
         long b = 0;
         try {
             b = buffer.enterFor(this);
             if (upload) {
-                NativeApi.uploadDirect(h, b, buffer.byteOffset(), direct, offset, bytes);
+                NativeApi.uploadDirect(h, b, buffer.byteOffset(), host, offset, bytes);
             } else {
-                NativeApi.downloadDirect(h, b, buffer.byteOffset(), direct, offset, bytes);
+                NativeApi.downloadDirect(h, b, buffer.byteOffset(), host, offset, bytes);
             }
         } finally {
             DeviceBuffer.exit(buffer, b);
@@ -818,7 +1186,8 @@ public final class Handle implements AutoCloseable {
 
     /**
      * Launches {@code kernel} on this handle's stream with {@code args}, each a {@link DeviceBuffer} (passed
-     * as its device address), Integer, Long, Float, Double, Short or Byte, in parameter order. Returns
+     * as its device address), Integer, Long, Float, Double, Short, Byte or a {@link java.nio.ByteBuffer} (a
+     * structure by value, see {@link KernelLaunch#arg(int, java.nio.ByteBuffer)}), in parameter order. Returns
      * without waiting for the kernel. Convenient; for hot loops use a reusable {@link KernelLaunch}, which
      * allocates nothing per launch.
      *
@@ -830,7 +1199,7 @@ public final class Handle implements AutoCloseable {
      * @throws NullPointerException if {@code kernel}, {@code grid}, {@code block} or {@code args} is
      *     {@code null}
      * @throws IllegalArgumentException if an argument has an unsupported type or is {@code null}, the
-     *     arguments do not match the kernel's parameters (where the driver can tell, CUDA 12.4+), the grid,
+     *     arguments do not match the kernel's parameters (where they are known: see {@link Kernel}), the grid,
      *     block or shared memory exceed the device's limits, or a buffer belongs to another context
      * @throws IllegalStateException if the handle, the kernel's library or a buffer argument is closed
      * @throws CudaException if the context was destroyed or reset, or the driver refuses the launch
@@ -868,16 +1237,26 @@ public final class Handle implements AutoCloseable {
      * {@link #memset(DeviceBuffer, int)}, {@link #copy(DeviceBuffer, DeviceBuffer)} and device-result
      * reductions are recorded; none of them runs now.
      *
-     * <p>The capture runs on a stream only this handle uses (the handle's default stream may be shared
-     * with other handles), in the driver's thread-local mode, and is confined to the calling thread:
+     * <p>The capture runs on a private stream of the context (never the handle's own stream, which frees of
+     * memory allocated on it reach in stream order from any thread), in the driver's thread-local mode, and
+     * is confined to the calling thread:
      * calls on this handle from other threads are refused with an {@link IllegalStateException} until
-     * it ends, and it starts once the calls other threads already began have returned. Calls that wait
-     * for the GPU or free memory cannot be recorded and are refused, on this thread, with an
-     * {@link IllegalStateException} that names them: {@link #synchronize()}, {@link #setStream(long)},
-     * {@link #resetStream()}, {@link #allocate(long)} and {@code upload}, copies between the device and
-     * Java arrays or ByteBuffers, BLAS reductions that return their value, {@link Event#synchronize()},
-     * and closing a handle, buffer, library or graph. Buffers and libraries must therefore exist before
-     * the capture. Another handle used inside {@code work} runs its calls at once, uncaptured.
+     * it ends, and it starts once the calls other threads already began have returned. Calls that cannot
+     * be recorded are refused, on this thread and before the driver sees them, with an
+     * {@link IllegalStateException} that names them, and the capture goes on (rule C1 of docs/design.md):
+     * {@link #synchronize()}, {@link #whenDone()}, {@link #setStream(long)}, {@link #resetStream()},
+     * {@link #allocate(long)} and {@code upload}, {@link #allocateHost(long)}, {@link #trimMemory()}, copies
+     * between the device and Java arrays or ByteBuffers, BLAS reductions that return their value,
+     * {@link Event#synchronize()}, {@link Event#query()}, and closing a handle, buffer, host buffer, event,
+     * library or graph. Buffers and libraries must therefore exist before the capture. Nothing another
+     * thread does (frees, the cleaner, other handles' captures) affects this one. Asynchronous copies
+     * with {@link HostBuffer}s are recorded; their futures are complete at once. Another handle used inside
+     * {@code work} runs its calls at once, uncaptured.
+     *
+     * <p>The graph keeps what it recorded (rule L7): every {@link DeviceBuffer}, {@link HostBuffer},
+     * {@link Library} and {@link Event} its calls used stays reachable while the graph is, a replay after one
+     * of them was closed is an {@link IllegalStateException}, and memory released while replays are queued
+     * is reused only after them.
      *
      * <p>If {@code work} throws, or ending the capture fails, the capture is ended, what was recorded
      * is destroyed and the exception propagates; the handle is usable afterwards.
@@ -915,12 +1294,14 @@ public final class Handle implements AutoCloseable {
      * Allocates {@code bytes} of page-locked host memory ({@code cuMemHostAlloc}, portable to every
      * context), the source and destination of {@link #uploadAsync(HostBuffer, DeviceBuffer)} and
      * {@link #downloadAsync(DeviceBuffer, HostBuffer)}. Page-locking is slow (milliseconds per GiB) and takes
-     * memory from the operating system: allocate once, reuse.
+     * memory from the operating system, so closed buffers' memory is cached per context and reused by later
+     * allocations of its size class (a power of two up to 16 MiB, then 2 MiB steps) once the copies that
+     * used it are done; {@link #trimMemory()} gives it back (see {@link MemoryStats}).
      *
      * @param bytes size in bytes, at least 1
      * @return a new host buffer, owned by the caller (close it)
      * @throws IllegalArgumentException if {@code bytes} is less than 1
-     * @throws IllegalStateException if the handle is closed
+     * @throws IllegalStateException if the handle is closed, or this thread is capturing a graph
      * @throws CudaException if the memory cannot be page-locked ({@link CudaError#OUT_OF_MEMORY}), the context was
      *     destroyed or reset, or the driver fails
      */
@@ -928,6 +1309,7 @@ public final class Handle implements AutoCloseable {
         if (bytes < 1) {
             throw new IllegalArgumentException("host buffer size " + bytes + " is invalid; expected at least 1 byte");
         }
+        Capture.refuseOnThisThread("Handle.allocateHost");
         long h = enter();
         try {
             return new HostBuffer(NativeApi.pinnedAllocate(h, bytes), bytes);
@@ -951,15 +1333,13 @@ public final class Handle implements AutoCloseable {
      * is done: waiting then costs about what {@link #synchronize()} costs. The continuations attached by then run
      * on that waiting thread. Futures derived from this one ({@code thenApply} ...) do not poll.
      *
-     * <p>A handle's default stream is shared with other handles of its context (a pool of 32 streams per
-     * context): the future may then also wait for their work queued on the same stream earlier. Give the
-     * handle its own stream ({@link #setStream(long)}) where that matters.
-     *
      * @return a future of the work queued so far
-     * @throws IllegalStateException if the handle is closed
+     * @throws IllegalStateException if the handle is closed, or this thread is capturing a graph (nothing of
+     *     the capture runs until the graph is replayed: wait for the replay instead)
      * @throws CudaException if the context was destroyed or reset, or the driver fails
      */
     public CompletableFuture<Void> whenDone() {
+        Capture.refuseOnThisThread("Handle.whenDone");
         long h = enter();
         try {
             return Completions.track(this, h, () -> { });
@@ -1045,7 +1425,9 @@ public final class Handle implements AutoCloseable {
     /**
      * Queues a copy between pinned and device memory and tracks it: the buffers stay entered (close waits)
      * until the copy's future settles, so the GPU never touches freed memory (rule A1). Nothing is pinned
-     * across a wait (rule L4): the call returns as soon as the copy is queued.
+     * across a wait (rule L4): the call returns as soon as the copy is queued. Inside a capture the copy is
+     * recorded, the graph keeps both buffers (rule L7), and the future is complete at once: nothing was
+     * queued to run.
      */
     private CompletableFuture<Void> copyAsync(HostBuffer host, long hostOffset, DeviceBuffer device, long bytes, boolean upload) {
         Objects.requireNonNull(host, upload ? "src" : "dst");
@@ -1054,6 +1436,9 @@ public final class Handle implements AutoCloseable {
         device.checkBytes(bytes, upload ? "destination" : "source");
         long h = enter();
         try {
+            if (capture != null) {
+                return recordCopy(h, host, hostOffset, device, bytes, upload);
+            }
             long p = host.enter();
             long b;
             try {
@@ -1090,6 +1475,22 @@ public final class Handle implements AutoCloseable {
         }
     }
 
+    /** {@link #copyAsync} inside a capture on this thread (the caller entered the handle as {@code h}). */
+    private CompletableFuture<Void> recordCopy(long h, HostBuffer host, long hostOffset, DeviceBuffer device, long bytes, boolean upload) {
+        long p = host.enterFor(this);
+        try {
+            long b = device.enterFor(this);
+            try {
+                NativeApi.pinnedCopyAsync(h, p, hostOffset, b, device.byteOffset(), bytes, upload);
+            } finally {
+                device.exit();
+            }
+        } finally {
+            host.exit();
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
     /**
      * Makes the work queued on this handle from now on wait until {@code event}'s recorded work is done
      * ({@code cuStreamWaitEvent}), without blocking the calling thread: orders one handle's work after
@@ -1105,7 +1506,7 @@ public final class Handle implements AutoCloseable {
         Objects.requireNonNull(event, "event");
         long h = enter();
         try {
-            long e = event.enter();
+            long e = event.enterFor(this);
             try {
                 NativeApi.handleWaitEvent(h, e);
             } finally {
@@ -1117,9 +1518,10 @@ public final class Handle implements AutoCloseable {
     }
 
     /**
-     * Closes the handle (H6): waits for calls in flight on other threads, synchronises the stream,
-     * frees what it owns and releases the primary-context retain once. Idempotent; later calls
-     * throw {@link IllegalStateException}. Futures of {@link #whenDone()} and of the asynchronous copies
+     * Closes the handle (H6): waits for calls in flight on other threads, synchronises its stream (its own
+     * work only: no other handle shares it), frees what it owns, gives the stream back to its context for
+     * later handles and releases the primary-context retain once. Idempotent; later calls throw
+     * {@link IllegalStateException}. Futures of {@link #whenDone()} and of the asynchronous copies
      * whose work was on the handle's stream are completed (exceptionally if the work failed) before it
      * returns.
      */

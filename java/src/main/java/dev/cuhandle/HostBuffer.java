@@ -14,7 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p><b>Lifetime.</b> An asynchronous copy keeps the buffer in use until its future completes:
  * {@link #close()} (and the cleaner) wait until then, so the GPU never reads or writes freed
- * memory. The typed accessors ({@link #getFloat}, {@link #put(long, float[], int, int)} ...) check
+ * memory. Closing waits for nothing else, never for the context: the memory goes back to a cache
+ * of its context and is handed out again only after the GPU work that used it (copies, and graph
+ * replays that recorded copies with it) is done (rule L3 of docs/design.md). A graph that recorded
+ * a copy with the buffer keeps it reachable and refuses to replay once it is closed (rule L7). The typed accessors ({@link #getFloat}, {@link #put(long, float[], int, int)} ...) check
  * that the buffer is open and throw {@link IllegalStateException} after close. A view from
  * {@link #asByteBuffer()} keeps the pinned memory alive (rule L1): the memory is freed once the
  * buffer is closed (or cleaned) <i>and</i> no view handed out is reachable any more, so a view
@@ -386,6 +389,18 @@ public final class HostBuffer implements AutoCloseable {
         return state.enter();
     }
 
+    /** Enters a use with {@code handle}: a capture running on it notes the buffer for its graph (L7). */
+    long enterFor(Handle handle) {
+        long pointer = state.enter();
+        Capture.noteUse(handle, this);
+        return pointer;
+    }
+
+    /** The native pointer, for a graph that holds the buffer open while it replays. */
+    long nativePointer() {
+        return state.pointer();
+    }
+
     /** Leaves a use; keeps this buffer reachable until here, so the cleaner never runs during one (L2). */
     void exit() {
         state.exit();
@@ -393,11 +408,15 @@ public final class HostBuffer implements AutoCloseable {
     }
 
     /**
-     * Frees the memory once no call or asynchronous copy uses it: waits for the futures of copies in flight.
-     * Idempotent; later accessor calls throw {@link IllegalStateException}.
+     * Releases the memory once no call or asynchronous copy uses it: waits for the futures of copies in
+     * flight, then hands the memory to its context's pinned cache (see the class description). Idempotent;
+     * later accessor calls throw {@link IllegalStateException}.
+     *
+     * @throws IllegalStateException if this thread is capturing a graph
      */
     @Override
     public void close() {
+        Capture.refuseOnThisThread("HostBuffer.close");
         state.close();
         Reference.reachabilityFence(this);
     }

@@ -1,11 +1,14 @@
 package dev.cuhandle;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-
 /**
- * A kernel of a {@link Library}, launchable in every context (rule H10). Where the driver can
- * tell (12.4+), its parameter sizes are known and launches are checked against them (rule K2).
+ * A kernel of a {@link Library}, launchable in every context (rule H10). Its parameter sizes are known and
+ * launches are checked against them (rule K2): from the driver ({@code cuKernelGetParamInfo}, CUDA 12.4+), or on
+ * older drivers from the module image itself (PTX {@code .entry} parameter lists, a cubin's
+ * {@code EIATTR_KPARAM_INFO} attributes, the PTX and cubins inside a fatbin). Kernels whose image describes no
+ * parameters in a form cuhandle reads launch unchecked ({@link #parameterCount()} is -1).
+ *
+ * <p>{@link Library#kernel(String)} returns a new object on each call; all objects of one kernel share what the
+ * driver keeps per kernel and device (attributes such as the dynamic shared memory it was opted in to).
  */
 public final class Kernel {
     /** {@code CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK}. */
@@ -17,53 +20,18 @@ public final class Kernel {
 
     private final Library library;
     private final String name;
-    private final long raw;
-    /** Parameter sizes; null if the driver cannot tell (before 12.4) or not probed yet. */
-    private volatile int[] paramSizes;
-    /** False until the sizes were probed (they need a current context, so maybe at the first launch). */
-    private volatile boolean paramSizesKnown;
-    /** Per device: the dynamic shared memory this kernel was opted in to (set once per device and size). */
-    private final Map<Integer, Integer> dynamicSharedOptIn = new ConcurrentHashMap<>();
+    /** Shared by every Kernel object of this kernel: parameters, function cache, per-device attributes. */
+    private final KernelState state;
 
-    /** The kernel's function in the context of the last launch; null before the first launch. */
-    private volatile ContextFunction lastFunction;
-
-    /**
-     * A kernel's function ({@code cuKernelGetFunction}) in the context of one id. Launching it spares
-     * the driver resolving the kernel for the context on every launch. Keyed by context id, which a
-     * handle validates before every launch (H8), so a function of a destroyed or reset context is
-     * never launched; the library is open while its kernels launch.
-     */
-    private static final class ContextFunction {
-        final long contextId;
-        final long function;
-
-        ContextFunction(long contextId, long function) {
-            this.contextId = contextId;
-            this.function = function;
-        }
-    }
-
-    Kernel(Library library, String name, long raw, long[] encodedSizes) {
+    Kernel(Library library, String name, KernelState state) {
         this.library = library;
         this.name = name;
-        this.raw = raw;
-        decode(encodedSizes);
+        this.state = state;
     }
 
-    /** [count, sizes...], [-1] (unsupported) or [-2] (needs a context): see rust/src/core/library.rs. */
-    private void decode(long[] encoded) {
-        if (encoded[0] == -2) {
-            return;
-        }
-        if (encoded[0] >= 0) {
-            int[] sizes = new int[(int) encoded[0]];
-            for (int i = 0; i < sizes.length; i++) {
-                sizes[i] = (int) encoded[1 + i];
-            }
-            paramSizes = sizes;
-        }
-        paramSizesKnown = true;
+    /** A kernel with a state of its own (tests build such stand-ins without a library or driver). */
+    Kernel(Library library, String name, long raw, long[] encodedSizes) {
+        this(library, name, new KernelState(library, name, raw, encodedSizes));
     }
 
     /**
@@ -85,7 +53,17 @@ public final class Kernel {
     }
 
     /**
-     * Parameter count, or -1 when the driver cannot tell (before CUDA 12.4). No launch is needed first: if the
+     * The context-independent {@code CUkernel} ({@code cuLibraryGetKernel}); valid while the library is open.
+     * Package-private: the GPU tests launch it directly to compare the driver's own choice of context with
+     * cuhandle's launches.
+     */
+    long rawKernel() {
+        return state.raw;
+    }
+
+    /**
+     * Parameter count, or -1 when neither the driver nor the module image can tell (see the class comment). On a
+     * driver of CUDA 12.4 or newer the driver is asked; no launch is needed first: if the
      * kernel was looked up with no context current, the driver is asked in the context current now, or else in
      * the primary context of {@link Cuda#getDevice()} (rules H1, H2).
      *
@@ -94,21 +72,8 @@ public final class Kernel {
      * @throws CudaException if the sizes must be asked for and the driver fails
      */
     public int parameterCount() {
-        int[] sizes = probedSizes();
+        int[] sizes = state.probedSizes();
         return sizes == null ? -1 : sizes.length;
-    }
-
-    /** The parameter sizes, asking the driver in the current or primary context if no launch did yet. */
-    private int[] probedSizes() {
-        if (!paramSizesKnown) {
-            long lib = library.enter();
-            try {
-                decode(NativeApi.kernelParamSizesOn(lib, raw, Cuda.getDevice()));
-            } finally {
-                library.exit();
-            }
-        }
-        return paramSizes;
     }
 
     /**
@@ -121,7 +86,7 @@ public final class Kernel {
      * @throws CudaException if the sizes must be asked for and the driver fails
      */
     public int parameterSize(int index) {
-        int[] sizes = probedSizes();
+        int[] sizes = state.probedSizes();
         if (sizes == null) {
             return -1;
         }
@@ -132,24 +97,9 @@ public final class Kernel {
         return sizes[index];
     }
 
-    /** The parameter sizes for a launch on {@code handle} (which has entered its call), or null if unknowable. */
-    int[] paramSizes(long handlePointer, long libraryPointer) {
-        if (!paramSizesKnown) {
-            decode(NativeApi.kernelParamSizes(handlePointer, libraryPointer, raw));
-        }
-        return paramSizes;
-    }
-
-    /** The function to launch on {@code handle} (which has entered its call, as has the library). */
-    long function(Handle handle, long handlePointer) {
-        ContextFunction f = lastFunction;
-        long contextId = handle.contextId();
-        if (f == null || f.contextId != contextId) {
-            // Threads racing here get the same function; whichever store wins is right.
-            f = new ContextFunction(contextId, NativeApi.kernelFunction(handlePointer, raw));
-            lastFunction = f;
-        }
-        return f.function;
+    /** The state shared by every Kernel object of this kernel. */
+    KernelState state() {
+        return state;
     }
 
     /**
@@ -163,12 +113,7 @@ public final class Kernel {
      * @throws CudaException if the driver rejects the attribute or the device, or fails
      */
     public int attribute(int cuFunctionAttribute, int device) {
-        long lib = library.enter();
-        try {
-            return NativeApi.kernelAttribute(lib, raw, cuFunctionAttribute, device);
-        } finally {
-            library.exit();
-        }
+        return state.attribute(cuFunctionAttribute, device);
     }
 
     /**
@@ -187,7 +132,9 @@ public final class Kernel {
 
     /**
      * Sets an attribute of this kernel on a device by number ({@code cuKernelSetAttribute}); it applies to the
-     * kernel in every context on that device.
+     * kernel in every context on that device, and so to every {@code Kernel} object of it. Set this way,
+     * {@code MAX_DYNAMIC_SHARED_SIZE_BYTES} takes exactly the value given, also a lower one; launches that need
+     * more raise it again (see {@link #setMaxDynamicSharedBytes(int, int)}).
      *
      * @param cuFunctionAttribute a settable {@code CUfunction_attribute} value from {@code cuda.h}
      * @param value the new value
@@ -196,12 +143,7 @@ public final class Kernel {
      * @throws CudaException if the driver rejects the attribute, value or device
      */
     public void setAttribute(int cuFunctionAttribute, int value, int device) {
-        long lib = library.enter();
-        try {
-            NativeApi.kernelSetAttribute(lib, raw, cuFunctionAttribute, value, device);
-        } finally {
-            library.exit();
-        }
+        state.setAttribute(cuFunctionAttribute, value, device);
     }
 
     /**
@@ -220,8 +162,12 @@ public final class Kernel {
 
     /**
      * Lets launches of this kernel on {@code device} use up to {@code bytes} of dynamic shared memory, above
-     * the default 48 KiB ({@code CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES}). A launch does this by itself
-     * when it asks for more than {@link Device#maxSharedMemoryPerBlock()}; call it to pay the cost up front.
+     * the default ({@code CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES}, which starts at
+     * {@link Device#maxSharedMemoryPerBlock()} less the kernel's static shared memory). A launch does this by
+     * itself when its dynamic and the kernel's static shared memory together exceed that per-block default; call
+     * it to pay the cost up front. The driver keeps the limit per kernel and device, for every {@code Kernel}
+     * object of the kernel alike; this method never lowers it (a smaller {@code bytes} than the kernel already
+     * allows changes nothing), so that launches of other objects or threads that rely on it keep working.
      *
      * @param device the device number
      * @param bytes the dynamic shared memory per block, at most the device's opt-in limit
@@ -231,22 +177,7 @@ public final class Kernel {
      * @throws CudaException if the device does not exist or the driver fails
      */
     public void setMaxDynamicSharedBytes(int device, int bytes) {
-        int limit = Cuda.device(device).maxSharedMemoryPerBlockOptin() - staticSharedBytes(device);
-        if (bytes < 0 || bytes > limit) {
-            throw new IllegalArgumentException("dynamic shared memory of " + bytes + " bytes for kernel '" + name + "' is outside [0, " + limit
-                    + "]: device " + device + " allows " + Cuda.device(device).maxSharedMemoryPerBlockOptin()
-                    + " bytes per block with opt-in, less the kernel's static shared memory");
-        }
-        setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes, device);
-        dynamicSharedOptIn.merge(device, bytes, Math::max);
-    }
-
-    /** Opts the kernel in to {@code bytes} of dynamic shared memory on {@code device} unless it already is. */
-    void ensureDynamicShared(int device, int bytes) {
-        Integer done = dynamicSharedOptIn.get(device);
-        if (done == null || done < bytes) {
-            setMaxDynamicSharedBytes(device, bytes);
-        }
+        state.optIn(Cuda.device(device), bytes);
     }
 
     /**
@@ -301,6 +232,7 @@ public final class Kernel {
 
     @Override
     public String toString() {
-        return "Kernel[" + name + (paramSizes == null ? "" : ", " + paramSizes.length + " parameters") + "]";
+        int[] sizes = state.knownSizes();
+        return "Kernel[" + name + (sizes == null ? "" : ", " + sizes.length + " parameters") + "]";
     }
 }

@@ -15,15 +15,19 @@ public final class KernelLaunch {
     public static final int MAX_ARGS = 64;
     /** The most bytes all by-value structure arguments of one launch take together ({@link #arg(int, ByteBuffer)}). */
     public static final int MAX_STRUCT_BYTES = 4096;
-    /** The most blocks of a portable thread-block cluster. */
+    /** The most blocks of a portable thread-block cluster; more need the kernel's non-portable attribute (see {@link #cluster}). */
     public static final int MAX_CLUSTER_BLOCKS = 8;
     private static final int SLOT = 8;
     /** Alignment of each structure argument: enough for any CUDA scalar or vector type. */
     private static final int STRUCT_ALIGNMENT = 16;
-    /** Layout of the buffer: argument pointers, then value slots, then the structure area. */
+    /**
+     * Layout of the buffer: argument pointers, then value slots, then the native pointers of the buffer
+     * arguments' memory (for the launch's use tracking, rule L3), then the structure area.
+     */
     private static final int POINTERS = 0;
     private static final int VALUES = MAX_ARGS * SLOT;
-    private static final int STRUCTS = 2 * MAX_ARGS * SLOT;
+    private static final int MEMORY = 2 * MAX_ARGS * SLOT;
+    private static final int STRUCTS = 3 * MAX_ARGS * SLOT;
     private static final ThreadLocal<KernelLaunch> PER_THREAD = new ThreadLocal<>();
 
     private Kernel kernel;
@@ -38,6 +42,8 @@ public final class KernelLaunch {
     private final int[] sizes = new int[MAX_ARGS];
     private final DeviceBuffer[] buffers = new DeviceBuffer[MAX_ARGS];
     private int argCount;
+    /** Entries of the memory list written by the last {@link #enterBuffers}. */
+    private int memoryCount;
     private int gx = 1;
     private int gy = 1;
     private int gz = 1;
@@ -152,20 +158,23 @@ public final class KernelLaunch {
     /**
      * Launches in thread-block clusters of {@code (x, y, z)} blocks ({@code CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION}
      * through {@code cuLaunchKernelEx}; compute capability 9.0 and newer). Each grid dimension must be a multiple
-     * of the cluster's, checked at launch. {@code (0, 0, 0)} launches without clusters (the default).
+     * of the cluster's, checked at launch. Up to {@link #MAX_CLUSTER_BLOCKS} blocks are portable; larger clusters
+     * need the kernel's {@link KernelAttribute#NON_PORTABLE_CLUSTER_SIZE_ALLOWED} set to 1 on the device, and are
+     * checked at launch against the most the driver allows the kernel with the launch's block and shared memory
+     * ({@code cuOccupancyMaxPotentialClusterSize}; 16 on an H100 or H200). {@code (0, 0, 0)} launches without
+     * clusters (the default).
      *
      * @param x blocks per cluster in x
      * @param y blocks per cluster in y
      * @param z blocks per cluster in z
      * @return this launch
-     * @throws IllegalArgumentException unless all are 0, or all at least 1 with at most
-     *     {@link #MAX_CLUSTER_BLOCKS} blocks in all
+     * @throws IllegalArgumentException unless all are 0, or all at least 1
      */
     public KernelLaunch cluster(int x, int y, int z) {
         boolean none = x == 0 && y == 0 && z == 0;
-        if (!none && (x < 1 || y < 1 || z < 1 || (long) x * y * z > MAX_CLUSTER_BLOCKS)) {
-            throw new IllegalArgumentException("cluster (" + x + ", " + y + ", " + z + ") is not a cluster size: expected each >= 1 with at most "
-                    + MAX_CLUSTER_BLOCKS + " blocks in all (the portable limit), or (0, 0, 0) for no clusters");
+        if (!none && (x < 1 || y < 1 || z < 1)) {
+            throw new IllegalArgumentException("cluster (" + x + ", " + y + ", " + z + ") is not a cluster size: expected each >= 1 (up to "
+                    + MAX_CLUSTER_BLOCKS + " blocks in all are portable; more where the kernel allows non-portable sizes), or (0, 0, 0) for no clusters");
         }
         cx = x;
         cy = y;
@@ -181,8 +190,8 @@ public final class KernelLaunch {
         int at = VALUES + index * SLOT;
         slots.putLong(POINTERS + index * SLOT, slotsAddress + at);
         if (size < SLOT) {
-            // No stale upper bytes of a wider earlier argument: a driver that cannot check sizes
-            // (before 12.4) would hand them to the kernel.
+            // No stale upper bytes of a wider earlier argument: where the kernel's parameters are
+            // unknown (Kernel#parameterCount() is -1), nothing checks sizes and the kernel would get them.
             slots.putLong(at, 0);
         }
         return at;
@@ -197,9 +206,9 @@ public final class KernelLaunch {
     /**
      * Sets argument {@code index} to a structure passed by value: the bytes from {@code bytes}' position to its
      * limit, copied now (the buffer's position does not move). The bytes must be laid out as the kernel's C
-     * structure is, in the device's (little-endian) byte order with its padding. Where the driver knows the
-     * kernel's parameters (CUDA 12.4+) the size is checked against the parameter's at launch; before that,
-     * launches are unchecked. The argument count grows to {@code index + 1} if it was smaller.
+     * structure is, in the device's (little-endian) byte order with its padding. The size is checked against the
+     * parameter's at launch wherever the kernel's parameters are known (see {@link Kernel}: from the driver on CUDA
+     * 12.4+, else from the module image). The argument count grows to {@code index + 1} if it was smaller.
      *
      * @param index the parameter, from 0 to {@link #MAX_ARGS} - 1
      * @param bytes the structure's bytes (heap or direct buffer)
@@ -227,6 +236,19 @@ public final class KernelLaunch {
         argCount = Math.max(argCount, index + 1);
         slots.putLong(POINTERS + index * SLOT, slotsAddress + at);
         return this;
+    }
+
+    /**
+     * Frees the structure area for a new set of arguments. The thread's launch object behind {@link Handle#launch}
+     * serves every kernel the thread launches: regions kept from earlier launches (at other argument positions)
+     * would fill the area and refuse a later valid launch that no caller could avoid. Free when no structure
+     * was passed since the last time.
+     */
+    private void forgetStructRegions() {
+        if (structTop != 0) {
+            java.util.Arrays.fill(structCapacity, 0);
+            structTop = 0;
+        }
     }
 
     /** The region of argument {@code index} in the structure area, reused if large enough, else a new one. */
@@ -371,7 +393,7 @@ public final class KernelLaunch {
 
     /**
      * Sets the argument count explicitly, e.g. 0 for a kernel without parameters or fewer to drop trailing
-     * arguments. Where the driver knows the kernel's parameters (CUDA 12.4+), a launch checks the count and
+     * arguments. Wherever the kernel's parameters are known (see {@link Kernel}), a launch checks the count and
      * each argument's size against them.
      *
      * @param count number of arguments passed, from 0 to {@link #MAX_ARGS}
@@ -391,6 +413,7 @@ public final class KernelLaunch {
             throw new IllegalArgumentException(args.length + " kernel arguments given; at most " + MAX_ARGS + " are supported");
         }
         argCount = 0;
+        forgetStructRegions();
         for (int i = 0; i < args.length; i++) {
             Object a = args[i];
             if (a instanceof DeviceBuffer) {
@@ -443,14 +466,16 @@ public final class KernelLaunch {
         try {
             long h = handle.enter();
             try {
-                Capture running = handle.capture;
-                if (running != null) {
-                    running.uses(library);
-                }
+                Capture.noteUse(handle, library);
                 int entered = enterBuffers(handle);
                 try {
                     check(handle, h, lib);
-                    NativeApi.launch(h, kernel.function(handle, h), gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz);
+                    long function = kernel.state().function(handle, h);
+                    if (cx != 0) {
+                        checkCluster(handle.device(), h, function);
+                    }
+                    NativeApi.launch(h, function, gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz,
+                            slotsAddress + MEMORY, memoryCount);
                 } finally {
                     exitBuffers(entered);
                 }
@@ -462,13 +487,17 @@ public final class KernelLaunch {
         }
     }
 
-    /** Enters every buffer argument (in index order); returns how many slots were walked. */
+    /**
+     * Enters every buffer argument (in index order) and lists their memory's native pointers for the launch
+     * ({@link #memoryCount}); returns how many slots were walked.
+     */
     private int enterBuffers(Handle handle) {
         int i = 0;
+        memoryCount = 0;
         try {
             for (; i < argCount; i++) {
                 if (buffers[i] != null) {
-                    buffers[i].enterFor(handle);
+                    slots.putLong(MEMORY + memoryCount++ * SLOT, buffers[i].enterFor(handle));
                 }
             }
             return i;
@@ -487,10 +516,13 @@ public final class KernelLaunch {
     }
 
     private void check(Handle handle, long handlePointer, long libraryPointer) {
-        int[] expected = kernel.paramSizes(handlePointer, libraryPointer);
+        KernelState state = kernel.state();
+        int[] expected = state.paramSizes(handlePointer, libraryPointer);
         if (expected != null) {
             if (expected.length != argCount) {
-                throw new IllegalArgumentException("kernel '" + kernel.name() + "' takes " + expected.length + " parameters; " + argCount + " arguments given");
+                throw new IllegalArgumentException("kernel '" + kernel.name() + "' takes " + expected.length + " parameters; " + argCount + " arguments given: "
+                        + (argCount < expected.length ? "parameter " + argCount + " (" + expected[argCount] + " bytes) has no argument"
+                                : "argument " + expected.length + " has no parameter"));
             }
             for (int i = 0; i < argCount; i++) {
                 if (expected[i] != sizes[i]) {
@@ -514,19 +546,17 @@ public final class KernelLaunch {
                     + "' is outside [0, " + d.maxSharedMemoryPerBlockOptin() + "] (device " + d.ordinal() + " allows "
                     + d.maxSharedMemoryPerBlock() + " bytes per block, " + d.maxSharedMemoryPerBlockOptin() + " with opt-in)");
         }
-        if (sharedBytes > d.maxSharedMemoryPerBlock()) {
-            kernel.ensureDynamicShared(d.ordinal(), sharedBytes);
+        if (sharedBytes != 0) {
+            state.ensureDynamicShared(d, sharedBytes);
         }
         if (cooperative && !d.supportsCooperativeLaunch()) {
             throw new UnsupportedOperationException("cooperative launch of kernel '" + kernel.name() + "' refused: device " + d.ordinal() + " (" + d.name()
                     + ") cannot launch cooperatively (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)");
         }
-        if (cx != 0) {
-            checkCluster(d);
-        }
     }
 
-    private void checkCluster(Device d) {
+    /** Cluster launches: compute capability 9.0, a grid of whole clusters, and no more blocks than the kernel may have. */
+    private void checkCluster(Device d, long handlePointer, long function) {
         if (d.computeCapabilityMajor() < 9) {
             throw new UnsupportedOperationException("cluster launch of kernel '" + kernel.name() + "' refused: device " + d.ordinal() + " (" + d.name()
                     + ") has compute capability " + d.computeCapability() + "; thread-block clusters need 9.0 or newer");
@@ -534,6 +564,21 @@ public final class KernelLaunch {
         if (gx % cx != 0 || gy % cy != 0 || gz % cz != 0) {
             throw new IllegalArgumentException("grid (" + gx + ", " + gy + ", " + gz + ") for kernel '" + kernel.name() + "' is not a multiple of the cluster ("
                     + cx + ", " + cy + ", " + cz + ") in every dimension");
+        }
+        long blocks = (long) cx * cy * cz;
+        if (blocks <= MAX_CLUSTER_BLOCKS) {
+            return; // portable: every device with clusters runs it (resources permitting, which the driver judges)
+        }
+        KernelState state = kernel.state();
+        int most = state.maxClusterBlocks(d, handlePointer, function, gx, gy, gz, bx, by, bz, sharedBytes);
+        if (most >= 0 && blocks > most) {
+            boolean allowed = state.attribute(KernelAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED.value(), d.ordinal()) != 0;
+            throw new IllegalArgumentException("cluster (" + cx + ", " + cy + ", " + cz + ") of " + blocks + " blocks for kernel '" + kernel.name()
+                    + "' is larger than the " + most + " blocks device " + d.ordinal() + " allows it with block (" + bx + ", " + by + ", " + bz + ") and "
+                    + sharedBytes + " bytes of dynamic shared memory (cuOccupancyMaxPotentialClusterSize); "
+                    + (allowed ? "the kernel allows non-portable cluster sizes, so that is the device's limit"
+                            : "clusters above " + MAX_CLUSTER_BLOCKS + " blocks (the portable limit) need the kernel's "
+                                    + "KernelAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED set to 1 on the device first"));
         }
     }
 }

@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A module loaded once per process with {@code cuLibraryLoadData} (rule H10): its kernels launch
@@ -23,12 +24,51 @@ public final class Library implements AutoCloseable {
     private final NativeObject state;
     /** Where the image came from, for messages ("resource /kernels/x.fatbin", "file ...", "a 1234-byte image"). */
     private final String origin;
-    /** Views of this library's variables handed out so far: closed before the library unloads. */
-    private final List<WeakReference<DeviceBuffer>> variableViews = new ArrayList<>();
+    /** Views of this library's variables handed out so far: closed when the library unloads. */
+    private final VariableViews variableViews = new VariableViews();
+    /** Per kernel (raw {@code CUkernel}): what every {@link Kernel} object of it shares. */
+    private final ConcurrentHashMap<Long, KernelState> kernels = new ConcurrentHashMap<>();
+    /** The image {@link #compile} made (shared with the compile cache: never handed out), or null. */
+    private final byte[] compiledImage;
+    /** The architecture it was compiled for, or null. */
+    private final String compiledArchitecture;
 
-    private Library(long pointer, String origin) {
+    private Library(long pointer, String origin, byte[] compiledImage, String compiledArchitecture) {
         this.origin = origin;
-        this.state = NativeObject.register(this, pointer, "Library", NativeApi::libraryUnload);
+        this.compiledImage = compiledImage;
+        this.compiledArchitecture = compiledArchitecture;
+        // The unload closes the views first. It runs once calls in flight have returned (NativeObject), so a
+        // view that a global() or view() in flight during close() hands out is closed too; it captures the
+        // view list, not this library, so the cleaner can still find the library unreachable.
+        VariableViews views = variableViews;
+        this.state = NativeObject.register(this, pointer, "Library", library -> {
+            views.closeAll();
+            NativeApi.libraryUnload(library);
+        });
+    }
+
+    /** The views of a library's variables, weakly: a view nobody holds needs no closing. */
+    private static final class VariableViews {
+        private final List<WeakReference<DeviceBuffer>> views = new ArrayList<>();
+
+        synchronized void add(DeviceBuffer view) {
+            views.removeIf(r -> r.get() == null);
+            views.add(new WeakReference<>(view));
+        }
+
+        void closeAll() {
+            List<WeakReference<DeviceBuffer>> all;
+            synchronized (this) {
+                all = new ArrayList<>(views);
+                views.clear();
+            }
+            for (WeakReference<DeviceBuffer> r : all) {
+                DeviceBuffer view = r.get();
+                if (view != null) {
+                    view.close();
+                }
+            }
+        }
     }
 
     /**
@@ -66,7 +106,14 @@ public final class Library implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         Native.ensureLoaded();
         return new Library(NativeApi.libraryLoad(image, options.optimizationLevel(), options.maxRegisters(), options.isLogVerbose(),
-                options.isBinaryPreserved()), origin);
+                options.isBinaryPreserved()), origin, null, null);
+    }
+
+    /** Loads what {@link #compile} made for {@code architecture}; the library keeps {@code image} (not copied: never modify it). */
+    static Library loadCompiled(byte[] image, String architecture) {
+        Native.ensureLoaded();
+        return new Library(NativeApi.libraryLoad(image, -1, -1, false, false), "a " + image.length + "-byte image compiled for " + architecture, image,
+                architecture);
     }
 
     /**
@@ -106,7 +153,8 @@ public final class Library implements AutoCloseable {
         }
         Native.ensureLoaded();
         String path = file.toAbsolutePath().toString();
-        return new Library(NativeApi.libraryLoadFile(path, options.optimizationLevel(), options.maxRegisters(), options.isLogVerbose()), "file " + file);
+        return new Library(NativeApi.libraryLoadFile(path, options.optimizationLevel(), options.maxRegisters(), options.isLogVerbose()), "file " + file,
+                null, null);
     }
 
     /**
@@ -174,7 +222,8 @@ public final class Library implements AutoCloseable {
      * @param options how to compile, e.g. {@link CompileOptions#defaults()}
      * @return the loaded library; close it when its kernels are no longer needed
      * @throws NullPointerException if an argument is {@code null}
-     * @throws CompileException if the source does not compile ({@link CompileException#getLog()} has NVRTC's log)
+     * @throws CompileException if the source does not compile, or NVRTC fails compiling it: the exception carries
+     *     NVRTC's result ({@code NVRTC_ERROR_COMPILATION} ...), its log, the program name and the architecture
      * @throws IllegalArgumentException if NVRTC refuses an option, or the named architecture is one it does not
      *     support
      * @throws CudaException if NVRTC is not installed (code {@link CudaError#FILE_NOT_FOUND}: the message lists
@@ -197,13 +246,44 @@ public final class Library implements AutoCloseable {
      * @return the loaded library; close it when its kernels are no longer needed
      * @throws NullPointerException if an argument is {@code null}
      * @throws IllegalStateException if the handle is closed
-     * @throws CompileException if the source does not compile ({@link CompileException#getLog()} has NVRTC's log)
+     * @throws CompileException if the source does not compile, or NVRTC fails compiling it (NVRTC's result and log)
      * @throws IllegalArgumentException if NVRTC refuses an option or the named architecture
      * @throws CudaException if NVRTC is not installed or fails, or the driver rejects the image
      */
     public static Library compile(Handle handle, String cudaSource, CompileOptions options) {
         Objects.requireNonNull(handle, "handle");
         return RuntimeCompiler.compile(handle, cudaSource, options);
+    }
+
+    /**
+     * The image that {@link #compile(String, CompileOptions)} produced and this library loaded, so that an
+     * application can keep or ship it and later {@link #load(byte[])} it without NVRTC: a cubin (an ELF file) for
+     * an {@code sm_XY} architecture, or PTX text (ASCII, without a terminating NUL) for a {@code compute_XY} one
+     * ({@link #compiledArchitecture()}). A cubin runs on devices of its major compute capability and at least its
+     * minor one; PTX on its architecture and newer ones (the driver JIT-compiles it). Available after
+     * {@link #close()} too.
+     *
+     * @return a copy of the image
+     * @throws IllegalStateException if this library was not made by {@code compile} (but loaded from an image)
+     */
+    public byte[] compiledImage() {
+        if (compiledImage == null) {
+            throw new IllegalStateException("the library from " + origin + " was loaded, not compiled by Library.compile: it has no compiled image");
+        }
+        return compiledImage.clone();
+    }
+
+    /**
+     * The architecture {@link #compile(String, CompileOptions)} compiled this library's image for.
+     *
+     * @return e.g. {@code "sm_90"} (a cubin) or {@code "compute_90"} (PTX)
+     * @throws IllegalStateException if this library was not made by {@code compile}
+     */
+    public String compiledArchitecture() {
+        if (compiledArchitecture == null) {
+            throw new IllegalStateException("the library from " + origin + " was loaded, not compiled by Library.compile: it has no compiled architecture");
+        }
+        return compiledArchitecture;
     }
 
     /**
@@ -228,7 +308,8 @@ public final class Library implements AutoCloseable {
         long lib = enter();
         try {
             long[] info = NativeApi.kernelGet(lib, name);
-            return new Kernel(this, name, info[0], java.util.Arrays.copyOfRange(info, 1, info.length));
+            KernelState shared = kernels.computeIfAbsent(info[0], raw -> new KernelState(this, name, raw, Arrays.copyOfRange(info, 1, info.length)));
+            return new Kernel(this, name, shared);
         } finally {
             exit();
         }
@@ -275,9 +356,11 @@ public final class Library implements AutoCloseable {
      * and from the view run on the handle's stream, like those of any buffer; a kernel launched on
      * another stream that uses the variable must be ordered with them (one handle, or events).
      *
-     * <p>The view does not own the memory: closing it does nothing, and it keeps this library
-     * loaded while it is reachable. Once the library is closed every use of the view throws
-     * {@link IllegalStateException}: it never points at unloaded memory.
+     * <p>The view does not own the variable's memory, and it keeps this library loaded while it is
+     * reachable. Closing the view releases only the view: later uses of that view throw
+     * {@link IllegalStateException}, while the variable, its contents and the library stay as they
+     * are (a new {@code global} call gives a new view). Closing the library closes every view of
+     * its variables: later uses throw {@link IllegalStateException}, never reach unloaded memory.
      *
      * @param handle the handle whose context's copy is wanted
      * @param name the variable's name in the module (C names as written; C++ names in a namespace
@@ -310,10 +393,7 @@ public final class Library implements AutoCloseable {
     /** A view of variable memory of this library, closed by {@link #close()}; call with this library entered. */
     DeviceBuffer variableView(Handle handle, long address, long bytes, String what) {
         DeviceBuffer view = handle.wrapVariable(address, bytes, what, this);
-        synchronized (variableViews) {
-            variableViews.removeIf(r -> r.get() == null);
-            variableViews.add(new WeakReference<>(view));
-        }
+        variableViews.add(view);
         return view;
     }
 
@@ -347,23 +427,14 @@ public final class Library implements AutoCloseable {
     }
 
     /**
-     * Unloads the library after launches in flight return. Views of its variables are closed
-     * first ({@link #global}): later uses of them throw {@link IllegalStateException}. Idempotent.
+     * Unloads the library once the calls in flight on it (launches of its kernels, lookups, {@link #global},
+     * {@link ManagedVariable#view}) have returned; later calls throw {@link IllegalStateException}. Every view of
+     * its variables is closed with it, also one that such a call in flight hands out: later uses of a view throw
+     * {@link IllegalStateException}, never reach unloaded memory. Idempotent.
      */
     @Override
     public void close() {
         Capture.refuseOnThisThread("Library.close");
-        List<WeakReference<DeviceBuffer>> views;
-        synchronized (variableViews) {
-            views = new ArrayList<>(variableViews);
-            variableViews.clear();
-        }
-        for (WeakReference<DeviceBuffer> r : views) {
-            DeviceBuffer view = r.get();
-            if (view != null) {
-                view.close();
-            }
-        }
         state.close();
         Reference.reachabilityFence(this);
     }

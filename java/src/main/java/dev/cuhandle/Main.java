@@ -59,8 +59,9 @@ public final class Main {
             String missing = NativeApi.missingDriverFeatures();
             System.out.println("  driver:         " + Cuda.driverPath() + ", CUDA " + version / 1000 + "." + (version % 1000) / 10);
             System.out.println("  kernel checks:  " + (missing.contains("cuKernelGetParamInfo")
-                    ? "OFF: this driver predates CUDA 12.4 (no cuKernelGetParamInfo), so launches are not checked against the kernel's parameters; update the driver to get them"
-                    : "on: launch arguments are checked against each kernel's parameter count and sizes"));
+                    ? "ON (from the image): this driver predates CUDA 12.4 (no cuKernelGetParamInfo), so each kernel's parameters are read from its"
+                            + " module image (PTX, cubin or fatbin) and launch arguments are checked against their count and sizes"
+                    : "ON (from the driver): launch arguments are checked against each kernel's parameter count and sizes (cuKernelGetParamInfo)"));
             if (!missing.isEmpty()) {
                 System.out.println("  driver lacks:   " + missing + " (optional entry points; the features that need them are off)");
             }

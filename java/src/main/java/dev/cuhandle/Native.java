@@ -10,7 +10,7 @@ final class Native {
     /** {@code -Dcuhandle.nvrtc.path=/path/to/libnvrtc.so} chooses NVRTC for run-time compilation. */
     static final String NVRTC_PROPERTY = "cuhandle.nvrtc.path";
     /** The Java/native interface version; equals {@code ABI_VERSION} in rust/src/jni/cuda.rs. */
-    static final int ABI_VERSION = 5;
+    static final int ABI_VERSION = 7;
 
     private static final NativeLoader.Loaded LOADED;
     private static final CudaException FAILURE;
@@ -28,6 +28,7 @@ final class Native {
             String driverPath = System.getProperty(DRIVER_PROPERTY);
             NativeApi.configure(driverPath, NativeLog.ALL_NATIVE_LEVELS);
             NativeApi.configureNvrtc(System.getProperty(NVRTC_PROPERTY));
+            MemoryStats.configure();
             LogLevelSetup.startFor(driverPath);
             configureNanos = System.nanoTime() - t0;
         } catch (CudaException e) {

@@ -18,6 +18,9 @@ final class NativeApi {
     /** The libnvrtc file to load ({@code cuhandle.nvrtc.path}); null or empty for the default search. */
     static native void configureNvrtc(String nvrtcPath);
 
+    /** Memory pools made from now on: release threshold in bytes (negative: unlimited), and whether pools are used at all. */
+    static native void configureMemory(long releaseThreshold, boolean pools);
+
     static native String[] nvrtcDescribe();
 
     static native String nvrtcTarget(String architecture, int[] computeCapabilities, boolean ptxOnly);
@@ -71,6 +74,11 @@ final class NativeApi {
 
     static native long handleFreeMemory(long handle);
 
+    /** [bytes handed out by the pool, bytes the pool holds, pinned bytes cached, 1 if stream-ordered]. */
+    static native long[] handleMemoryStats(long handle);
+
+    static native void handleTrimMemory(long handle);
+
     static native long bufferAllocate(long handle, long bytes);
 
     static native long bufferWrap(long handle, long address, long bytes);
@@ -81,9 +89,17 @@ final class NativeApi {
 
     static native void bufferFree(long buffer);
 
-    static native void uploadArray(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes);
+    /**
+     * One range of a copy between a Java array and device memory through pinned staging ({@link ArrayTransfers}):
+     * {@code stream} is a raw stream from {@link #handleStream(long)}, or -1 for the handle's current stream;
+     * {@code waitForDevice} makes an upload return only once its last chunk is on the device.
+     */
+    static native void arrayCopy(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes, boolean upload,
+            long stream, long chunkBytes, int depth, long slotBytes, int idleSlots, boolean waitForDevice);
 
-    static native void downloadArray(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes);
+    static native long hostRegister(long handle, ByteBuffer direct);
+
+    static native void hostUnregister(long registration);
 
     static native void uploadDirect(long handle, long buffer, long offset, ByteBuffer direct, long directOffset, long bytes);
 
@@ -117,8 +133,11 @@ final class NativeApi {
 
     static native long kernelFunction(long handle, long kernel);
 
+    /** cuOccupancyMaxPotentialClusterSize in the handle's context; -1 where the driver lacks it. */
+    static native int kernelMaxClusterSize(long handle, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes);
+
     static native void launch(long handle, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, long params, int argCount,
-            boolean cooperative, int clusterX, int clusterY, int clusterZ);
+            boolean cooperative, int clusterX, int clusterY, int clusterZ, long memory, int memoryCount);
 
     static native long[] libraryGlobal(long handle, long library, String name);
 
@@ -137,7 +156,7 @@ final class NativeApi {
     /** [context id, node count] */
     static native long[] graphInfo(long graph);
 
-    static native void graphLaunch(long graph, long handle);
+    static native void graphLaunch(long graph, long handle, long[] buffers, long[] pinned);
 
     static native void graphDestroy(long graph);
 

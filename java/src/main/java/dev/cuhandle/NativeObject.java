@@ -103,6 +103,11 @@ final class NativeObject implements Runnable {
         lifetime.exit();
     }
 
+    /** The pointer without entering: only for an owner that holds the object open otherwise. */
+    long pointer() {
+        return pointer;
+    }
+
     /** See {@link Lifetime#awaitCallsAtMost(int)}. */
     void awaitCallsAtMost(int calls) {
         lifetime.awaitCallsAtMost(calls);

@@ -36,7 +36,7 @@ final class RuntimeCompiler {
         }
         Native.ensureLoaded();
         String target = target(options, options.architecture() != null ? null : capabilities(handle));
-        return Library.load(image(source, options, target));
+        return Library.loadCompiled(image(source, options, target), target);
     }
 
     /** 10 * major + minor of the handle's device, or of every device when there is no handle. */
@@ -91,8 +91,9 @@ final class RuntimeCompiler {
         String[] sources = options.headers().values().toArray(new String[0]);
         Object result = NativeApi.nvrtcCompile(source, options.programName(), names, sources, flags.toArray(new String[0]), target);
         COMPILES.incrementAndGet();
-        if (result instanceof String) {
-            throw new CompileException(options.programName(), target, (String) result);
+        if (result instanceof String[]) {
+            String[] failure = (String[]) result; // NVRTC's result number, its name, the log
+            throw new CompileException(Integer.parseInt(failure[0]), failure[1], options.programName(), target, failure[2]);
         }
         byte[] image = (byte[]) result;
         CACHE.put(key, image);

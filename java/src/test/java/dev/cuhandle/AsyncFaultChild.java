@@ -8,7 +8,7 @@ import java.util.concurrent.TimeoutException;
 /**
  * Child JVM of {@link AsyncFaultGpuTest} (rule A1): a kernel faults (writes to address 16) in a
  * context of its own, with a {@code whenDone()} future and a download's future outstanding behind
- * it. A sticky fault ends CUDA for the context, possibly more, so it never runs in the test JVM.
+ * it, and an asynchronous array download's. A sticky fault ends CUDA for the context, possibly more, so it never runs in the test JVM.
  * Prints {@link #RESULT} lines and exits 0 when the futures completed exceptionally with a sticky
  * {@link CudaException} within 10 s, 1 otherwise.
  */
@@ -28,16 +28,18 @@ public final class AsyncFaultChild {
         h.synchronize();
         CompletableFuture<Void> done;
         CompletableFuture<Void> download;
+        CompletableFuture<Void> arrayDownload;
         try {
             h.launch(fault.newLaunch().grid(1).block(1).argPointer(0, 16L));
             done = h.whenDone();
             download = h.downloadAsync(d, host);
+            arrayDownload = h.downloadAsync(d, new float[1024], 0, 1024);
         } catch (CudaException e) {
             System.out.println(RESULT + "observation: queuing after the faulting launch threw at once: " + e);
             System.exit(2);
             return;
         }
-        boolean ok = outcome("whenDone()", done) & outcome("downloadAsync", download);
+        boolean ok = outcome("whenDone()", done) & outcome("downloadAsync", download) & outcome("downloadAsync(float[])", arrayDownload);
         long start = System.nanoTime();
         host.close(); // the download's buffers were released when its future settled: no wait, no crash
         System.out.println(RESULT + "host.close() after the fault took " + (System.nanoTime() - start) / 1000 + " us");

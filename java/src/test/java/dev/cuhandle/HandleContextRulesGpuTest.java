@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * Which context a handle binds to (rules H1, H2, H3 of DESIGN.md), checked against the driver's
+ * Which context a handle binds to (rules H1, H2, H3 of docs/design.md), checked against the driver's
  * own answers ({@code cuDevicePrimaryCtxRetain}, {@code cuCtxGetId}) through {@link NativeTestApi}.
  */
 @GpuTest

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * Shared fixtures for the handle-contract GPU tests (rules H1-H12 of DESIGN.md): the test kernels,
+ * Shared fixtures for the handle-contract GPU tests (rules H1-H12 of docs/design.md): the test kernels,
  * helpers to manage the calling thread's context stack through {@link NativeTestApi}, CPU
  * references for the kernels and helpers to run code on fresh threads.
  *

@@ -10,8 +10,9 @@ import org.junit.jupiter.api.Test;
 /**
  * From driver 13.0 a launch on the handle's own stream skips activating the handle's context
  * (launch.rs, after tests/bench/contextless_probe.cu on driver 580): the driver launches in the
- * stream's context whatever is current. These tests pin what that must keep: the kernel runs in
- * the handle's context (results compared exactly with the CPU), the caller's current context,
+ * stream's context whatever is current. These tests pin what that must keep: the launches compute
+ * the right results (compared exactly with the CPU; which context ran them is shown by
+ * {@link LaunchContextIdentityGpuTest}, since results cannot tell), the caller's current context,
  * nothing or another one, stays current (H4), and a destroyed context is still refused before the
  * driver sees the launch (H8). On the CPU stand-in (version 13000 in CI) they also check that the
  * launches really reached the driver without the handle's context current, i.e. that the fast path

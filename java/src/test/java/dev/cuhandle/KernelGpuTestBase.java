@@ -181,7 +181,7 @@ abstract class KernelGpuTestBase extends GpuTestSupport {
     /**
      * True where the kernel's parameter sizes are known, so launches are checked (K2): the driver
      * has cuKernelGetParamInfo (12.4+) and the sizes were probed (at a lookup with a context
-     * current, or at the first launch).
+     * current, or at the first launch), or the driver is older and the image describes them.
      */
     static boolean parameterChecksActive(Kernel k) {
         return k.parameterCount() >= 0;

@@ -232,15 +232,58 @@ class KernelLaunchFeaturesGpuTest extends GpuTestSupport {
         try (DeviceBuffer x = handle.upload(in); DeviceBuffer rank = handle.allocate(blocks * 4L); DeviceBuffer out = handle.allocate(blocks * 4L)) {
             library.kernel("cuh_test_cluster_neighbour").newLaunch().grid(blocks).block(32).cluster(cluster, 1, 1)
                     .arg(0, x).arg(1, rank).arg(2, out).launch(handle);
-            int[] ranks = new int[blocks];
-            float[] got = new float[blocks];
-            rank.download(ranks);
-            out.download(got);
-            for (int b = 0; b < blocks; b++) {
-                int r = b % cluster;
-                assertEquals(r, ranks[b], "rank of block " + b + " in clusters of " + cluster + seedText());
-                assertEquals(in[b - r + (r + 1) % cluster], got[b], 0.0f, "block " + b + " read its neighbour's shared memory" + seedText());
+            assertEachBlockReadItsNeighbour(in, rank, out, cluster);
+        }
+    }
+
+    /** cuh_test_cluster_neighbour's results on the CPU: block b's rank in its cluster and the next block's value. */
+    private void assertEachBlockReadItsNeighbour(float[] in, DeviceBuffer rank, DeviceBuffer out, int cluster) {
+        int blocks = in.length;
+        int[] ranks = new int[blocks];
+        float[] got = new float[blocks];
+        rank.download(ranks);
+        out.download(got);
+        for (int b = 0; b < blocks; b++) {
+            int r = b % cluster;
+            assertEquals(r, ranks[b], "rank of block " + b + " in clusters of " + cluster + seedText());
+            assertEquals(in[b - r + (r + 1) % cluster], got[b], 0.0f, "block " + b + " read its neighbour's shared memory" + seedText());
+        }
+    }
+
+    /**
+     * Issue 20 (7): clusters above 8 blocks were refused when set, even after the kernel allowed non-portable
+     * cluster sizes. Now the limit is the one the driver gives for the kernel and launch
+     * (cuOccupancyMaxPotentialClusterSize: 8 without the attribute, 16 on an H200 with it).
+     */
+    @Test
+    @StandInCapable
+    void clustersAbove8BlocksRunOnceTheKernelAllowsNonPortableSizes() {
+        Device d = handle.device();
+        assumeTrue(d.computeCapabilityMajor() >= 9, "clusters need compute capability 9.0");
+        Kernel k = library.kernel("cuh_test_cluster_neighbour");
+        int cluster = 16;
+        int blocks = cluster * (2 + random.nextInt(4));
+        float[] in = new float[blocks];
+        for (int i = 0; i < blocks; i++) {
+            in[i] = random.nextFloat();
+        }
+        try (DeviceBuffer x = handle.upload(in); DeviceBuffer rank = handle.allocate(blocks * 4L); DeviceBuffer out = handle.allocate(blocks * 4L)) {
+            KernelLaunch launch = k.newLaunch().grid(blocks).block(32).cluster(cluster, 1, 1).arg(0, x).arg(1, rank).arg(2, out);
+            k.setAttribute(KernelAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 0, d.ordinal());
+            IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, () -> launch.launch(handle));
+            assertContains(refused.getMessage(), "cuh_test_cluster_neighbour", "cluster (16, 1, 1)", "8 blocks", "NON_PORTABLE_CLUSTER_SIZE_ALLOWED");
+            k.setAttribute(KernelAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, d.ordinal());
+            launch.launch(handle);
+            if (StandIn.active()) {
+                assertEquals(1 | 4, StandIn.control(15, 0), "clustered, through cuLaunchKernelEx");
+            } else {
+                assertEachBlockReadItsNeighbour(in, rank, out, cluster);
             }
+            // Beyond what the device allows with the attribute: refused naming the driver's limit.
+            KernelLaunch tooLarge = k.newLaunch().grid(64).block(32).cluster(64, 1, 1).arg(0, x).arg(1, rank).arg(2, out);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> tooLarge.launch(handle));
+            assertContains(e.getMessage(), "cluster (64, 1, 1)", "the kernel allows non-portable cluster sizes");
+            handle.synchronize();
         }
     }
 

@@ -88,6 +88,72 @@ class LibraryVariablesGpuTest extends GpuTestSupport {
         assertThrows(IllegalStateException.class, () -> managed.setInt(0, 1));
     }
 
+    /**
+     * Issue 20 (5): what Library.global's Javadoc says about closing a view is what happens: it releases only
+     * that view (later uses of it throw), while the variable keeps its contents and the library and other views
+     * go on working.
+     */
+    @Test
+    @StandInCapable
+    void closingAVariablesViewReleasesOnlyThatView() {
+        DeviceBuffer first = library.global(primary, "cuh_test_counter");
+        DeviceBuffer second = library.global(primary, "cuh_test_counter");
+        int value = 1 + random.nextInt(1_000_000);
+        first.upload(new int[] {value});
+        first.close();
+        assertTrue(first.isClosed());
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> readInt(first));
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        assertEquals(value, readInt(second), "the variable keeps its contents; another view still works");
+        assertEquals(value, readInt(library.global(primary, "cuh_test_counter")), "a new view sees them too");
+        assertTrue(!library.isClosed() && !second.isClosed());
+    }
+
+    /**
+     * Issue 20 (4): views that global() and ManagedVariable.view() hand out while close() runs on another thread
+     * are closed with the library, never left open over unloaded memory. Before, the library closed the views
+     * it knew of and then waited for the calls in flight, whose views it never saw (dozens per round).
+     */
+    @Test
+    @StandInCapable
+    void viewsHandedOutWhileTheLibraryClosesAreClosedWithIt() throws Exception {
+        library.close();
+        for (int round = 0; round < 40; round++) {
+            Library lib = Library.loadResource(LibraryVariablesGpuTest.class, MODULE);
+            ManagedVariable managed = lib.managed("cuh_test_managed");
+            java.util.List<DeviceBuffer> views = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+            java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(2);
+            java.util.List<Thread> threads = new java.util.ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                boolean viaManaged = t == 1;
+                Thread thread = new Thread(() -> {
+                    started.countDown();
+                    try {
+                        while (true) {
+                            views.add(viaManaged ? managed.view(primary) : lib.global(primary, "cuh_test_counter"));
+                        }
+                    } catch (IllegalStateException closed) {
+                        // the library closed: this thread is done
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            started.await();
+            Thread.sleep(1 + random.nextInt(3));
+            lib.close();
+            for (Thread thread : threads) {
+                thread.join(10_000);
+                assertTrue(!thread.isAlive(), "the lookup threads end once the library is closed");
+            }
+            long open;
+            synchronized (views) {
+                open = views.stream().filter(v -> !v.isClosed()).count();
+            }
+            assertEquals(0, open, "round " + round + ": views still open after the library was closed, of " + views.size() + " handed out");
+        }
+    }
+
     @Test
     @StandInCapable
     void aManagedVariableHasOneAddressForEveryContextAndTheHost() {
@@ -108,9 +174,10 @@ class LibraryVariablesGpuTest extends GpuTestSupport {
 
     /**
      * Context-independent loading (docs/handles.md, section 4): a context created after the library
-     * was loaded gets the module too, with its own {@code __device__} variable at its initial value;
-     * destroying a context takes its copy with it, while a {@code __managed__} variable (one per
-     * process) keeps its value.
+     * was loaded gets the module too, with its own {@code __device__} variable at its initial value,
+     * and the library's kernels run there on that copy; destroying a context takes its copy with it,
+     * while a {@code __managed__} variable (one per process) keeps its value and is updated by kernels
+     * of the new context.
      */
     @Test
     @StandInCapable
@@ -127,6 +194,23 @@ class LibraryVariablesGpuTest extends GpuTestSupport {
                 "a context created after the library was loaded starts with the variable's initial value");
         assertEquals(value, managed.getInt(0), "a __managed__ variable outlives the context that wrote it");
         assertEquals(value, readInt(managed.view(other)), "... and the new context sees it");
+
+        // The library's kernels run there: they update the new context's own copy (from its initial
+        // 0) and the process's one managed variable. On the stand-in, where kernels do not run, the
+        // launches must reach the driver.
+        int delta = 1 + random.nextInt(1000);
+        int managedDelta = 1 + random.nextInt(1000);
+        HandleGpuTestBase.LaunchCount launches = new HandleGpuTestBase.LaunchCount();
+        other.launch(library.kernel("cuh_test_counter_add"), Dim3.of(1), Dim3.of(1), 0, delta);
+        other.launch(library.kernel("cuh_test_managed_add"), Dim3.of(1), Dim3.of(1), 0, managedDelta);
+        try (DeviceBuffer out = other.allocate(4)) {
+            other.launch(library.kernel("cuh_test_counter_read"), Dim3.of(1), Dim3.of(1), 0, out);
+            launches.assertAccepted(3, "kernels launched in a context created after loading");
+            if (!StandIn.active()) {
+                assertEquals(delta, readInt(out), "a kernel of the library, run in a context created after loading, read that context's copy");
+                assertEquals(value + managedDelta, managed.getInt(0), "a kernel run in the new context updated the managed variable");
+            }
+        }
     }
 
     @Test

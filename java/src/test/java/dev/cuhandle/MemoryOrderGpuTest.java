@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
  * kernel of handle B (same context) when A closes it. The free used to be ordered on A's stream
  * only: a new allocation then got {@code x}'s memory while B's kernel still wrote it (the fresh,
  * zeroed buffer read back non-zero, then CUDA_ERROR_ILLEGAL_ADDRESS ended the process). Now the
- * free waits for all work of the context.
+ * free is ordered (on the GPU) after the work of every stream that used the buffer (rule L3).
  */
 @GpuTest
 class MemoryOrderGpuTest extends HandleGpuTestBase {

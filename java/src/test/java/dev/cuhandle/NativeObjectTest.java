@@ -24,7 +24,10 @@ class NativeObjectTest {
     @Test
     void theCleaningActionWaitsForCallsInFlightBeforeFreeing() throws Exception {
         AtomicInteger frees = new AtomicInteger();
-        NativeObject object = NativeObject.register(new Object(), POINTER, "Thing", p -> frees.incrementAndGet());
+        // The owner stays reachable to the end: otherwise the real Cleaner may run the same action
+        // as the pretend one below after a GC, and the object is freed twice by the test itself.
+        Object owner = new Object();
+        NativeObject object = NativeObject.register(owner, POINTER, "Thing", p -> frees.incrementAndGet());
         assertEquals(POINTER, object.enter());
         Thread cleaner = new Thread(object::run, "pretend-cleaner"); // what the Cleaner runs once the owner is unreachable
         cleaner.start();
@@ -37,6 +40,7 @@ class NativeObjectTest {
         cleaner.join(5_000);
         assertFalse(cleaner.isAlive());
         assertEquals(1, frees.get(), "freed exactly once after the call left");
+        java.lang.ref.Reference.reachabilityFence(owner);
     }
 
     /** Issue 9 (7): a second, concurrent close() used to return while the first was still releasing. */

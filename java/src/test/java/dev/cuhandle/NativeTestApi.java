@@ -23,6 +23,15 @@ public final class NativeTestApi {
     /** cuCtxCreate: the new context is pushed and current on this thread. */
     public static native long createContext(int device);
 
+    /** The parameter layouts rust/src/core/param_layout reads from an image: "name offset:size ..." per line, sorted. */
+    public static native String imageParamLayouts(byte[] image);
+
+    /** The built-in kernels' fatbin (kernels/blas1.cu), as the native library embeds it. */
+    public static native byte[] builtinImage();
+
+    /** cuKernelGetParamInfo's [offset, size, ...] of a kernel in the handle's context; null before CUDA 12.4. */
+    public static native long[] driverParamLayout(long handle, long library, long kernel);
+
     public static native void destroyContext(long ctx);
 
     /** cuCtxSetCurrent (0 pops). */

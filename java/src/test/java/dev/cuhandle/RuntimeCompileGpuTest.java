@@ -99,6 +99,34 @@ class RuntimeCompileGpuTest extends KernelGpuTestBase {
         }
     }
 
+    /** Issue 20: the compiled image is there to keep or ship, and loads again without NVRTC. */
+    @StandInCapable
+    @Test
+    void theCompiledImageCanBeKeptAndLoadedAgain() {
+        try (Handle h = Handle.create(0)) {
+            byte[] image;
+            try (Library lib = Library.compile(h, MIXED, CompileOptions.defaults().ptxOnly(true))) {
+                image = lib.compiledImage();
+                assertTrue(lib.compiledArchitecture().startsWith("compute_"), lib.compiledArchitecture());
+                String ptx = new String(image, java.nio.charset.StandardCharsets.US_ASCII);
+                assertTrue(ptx.contains(".entry mixed(") && ptx.contains(".target sm_" + lib.compiledArchitecture().substring("compute_".length())), ptx);
+                image[0] ^= 1;
+                assertTrue(lib.compiledImage()[0] != image[0], "every call returns a copy: the library's image is not changed through it");
+                image[0] ^= 1;
+            }
+            try (Library again = Library.load(image)) {
+                assertEquals(6, again.kernel("mixed").parameterCount(), "the parameters, from the driver or the image");
+                IllegalStateException e = assertThrows(IllegalStateException.class, again::compiledImage);
+                assertContains(e.getMessage(), "not compiled by Library.compile");
+            }
+            try (Library cubin = Library.compile(h, MIXED, CompileOptions.defaults())) {
+                byte[] machineCode = cubin.compiledImage();
+                boolean elf = machineCode.length > 4 && machineCode[0] == 0x7f && machineCode[1] == 'E' && machineCode[2] == 'L' && machineCode[3] == 'F';
+                assertEquals(cubin.compiledArchitecture().startsWith("sm_"), elf, "a cubin for sm_XY, PTX for compute_XY: " + cubin.compiledArchitecture());
+            }
+        }
+    }
+
     @StandInCapable
     @Test
     void aCompileErrorThroughLibraryCompileIsACompileException() {

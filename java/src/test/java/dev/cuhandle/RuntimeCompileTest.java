@@ -86,6 +86,10 @@ class RuntimeCompileTest {
         assertTrue(new String(cubin, StandardCharsets.ISO_8859_1).contains("saxpy"), "the symbol table names the kernel");
     }
 
+    /**
+     * Issue 20 (8): a compile error carries NVRTC's own result (NVRTC_ERROR_COMPILATION, 6), not a driver code
+     * (it was CUDA_ERROR_INVALID_SOURCE, 300), with the log, the program name and the architecture.
+     */
     @Test
     void aCompileErrorCarriesTheLogWithTheLineNumber() {
         String broken = """
@@ -98,13 +102,15 @@ class RuntimeCompileTest {
         CompileException e = assertThrows(CompileException.class, () -> RuntimeCompiler.image(broken, options, "compute_75"));
         assertTrue(e.getLog().contains("broken.cu(3): error"), e.getLog());
         assertTrue(e.getLog().contains("undeclared_value"), e.getLog());
-        assertEquals(CudaError.INVALID_SOURCE, e.error());
-        assertEquals(300, e.code());
-        assertEquals("nvrtcCompileProgram", e.operation());
+        assertEquals(CompileException.NVRTC_ERROR_COMPILATION, e.nvrtcResult());
+        assertEquals(6, e.nvrtcResult());
+        assertEquals("NVRTC_ERROR_COMPILATION", e.nvrtcResultName());
         assertEquals("broken.cu", e.programName());
         assertEquals("compute_75", e.architecture());
-        assertTrue(e.getMessage().contains("broken.cu did not compile for compute_75") && e.getMessage().contains("broken.cu(3): error"), e.getMessage());
-        assertTrue(e instanceof CudaException, "callers catching CudaException see compile errors too");
+        assertTrue(e.getMessage().startsWith("NVRTC_ERROR_COMPILATION (6): broken.cu did not compile for compute_75:"), e.getMessage());
+        assertTrue(e.getMessage().contains("broken.cu(3): error"), e.getMessage());
+        assertTrue(!e.getMessage().contains("CUDA_ERROR"), "no driver code: " + e.getMessage());
+        assertTrue(!CudaException.class.isInstance(e), "NVRTC is not the driver: no CUresult to carry");
     }
 
     @Test
@@ -215,7 +221,7 @@ class RuntimeCompileTest {
     void flagsNvrtcDoesNotKnowAreIllegalArguments() {
         CompileOptions options = CompileOptions.defaults().architecture("compute_75").flag("--no-such-nvrtc-flag");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RuntimeCompiler.image(unique(SAXPY), options, "compute_75"));
-        assertTrue(e.getMessage().contains("--no-such-nvrtc-flag"), e.getMessage());
+        assertTrue(e.getMessage().contains("--no-such-nvrtc-flag") && e.getMessage().contains("NVRTC_ERROR_INVALID_OPTION (5)"), e.getMessage());
         // Known flags pass through.
         String ptx = ptx(unique(SAXPY), CompileOptions.defaults().architecture("compute_75").flag("-lineinfo").standard("c++14"));
         assertTrue(ptx.contains(".loc"), "-lineinfo adds line information: " + ptx.substring(0, Math.min(400, ptx.length())));

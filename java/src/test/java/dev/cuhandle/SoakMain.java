@@ -67,7 +67,7 @@ import java.util.logging.Logger;
  */
 public final class SoakMain {
     static final long MIB = 1L << 20;
-    static final long DEVICE_TOLERANCE_MIB = 256;
+    static final long DEVICE_TOLERANCE_MIB = 64;
     static final long RSS_TOLERANCE_MIB = 512;
     static final int FAILURES_SHOWN = 20;
     /** How long the end waits for the cleaner and the device memory to come back. */
@@ -363,7 +363,7 @@ public final class SoakMain {
         Thread.sleep(200); // the warning is logged just before the cleaner frees
         long tolerance = DEVICE_TOLERANCE_MIB * MIB;
         while (true) {
-            touch(anchor); // a synchronisation lets the memory pool release freed memory
+            touch(anchor); // a synchronisation, then trimMemory: the pool gives its cached memory back
             if (before.deviceFree() - anchor.freeMemory() <= tolerance || System.nanoTime() >= settleEnd) {
                 break;
             }
@@ -418,11 +418,13 @@ public final class SoakMain {
     }
 
     /** A tiny allocation, free and synchronisation on {@code h} (the pool trims at synchronisations). */
+    /** A synchronisation, and the context's cached pool and pinned memory given back (rule M1). */
     private static void touch(Handle h) {
         try (DeviceBuffer b = h.upload(new byte[16])) {
             h.memset(b, 0);
         }
         h.synchronize();
+        h.trimMemory();
     }
 
     private static void settle(Handle anchor) throws InterruptedException {

@@ -103,6 +103,11 @@ public final class StandIn {
         return control(12, 0);
     }
 
+    /** Memory pools alive (made by cuMemPoolCreate and not destroyed, or destroyed with allocations left). */
+    public static int livePools() {
+        return control(46, 0);
+    }
+
     /** The calling thread's next {@code count} device allocations fail with OUT_OF_MEMORY. */
     public static void failNextAllocations(int count) {
         control(13, count);
@@ -134,5 +139,18 @@ public final class StandIn {
     /** Pinned host allocations ({@code cuMemHostAlloc}) alive. */
     public static int liveHostAllocations() {
         return control(43, 0);
+    }
+
+    /** Host memory ranges page-locked with {@code cuMemHostRegister} and not yet unregistered. */
+    public static int liveHostRegistrations() {
+        return control(44, 0);
+    }
+
+    /**
+     * Copies and memsets that ran after their call returned, when their busy stream got to them (as DMA
+     * does): a copy with page-locked host memory reads or writes that memory only then.
+     */
+    public static int deferredCopies() {
+        return control(45, 0);
     }
 }

@@ -264,9 +264,14 @@ class StandInDriverTest {
             assertEquals(CudaError.INVALID_VALUE, once.error());
             h.synchronize();
 
+            // Stream-ordered memory (M1): out of memory trims the pool and tries once more, so one failure
+            // is absorbed and two are an OUT_OF_MEMORY with the free memory in the message.
             StandIn.failNextAllocations(1);
+            h.allocate(1024).close();
+            StandIn.failNextAllocations(2);
             CudaException oom = assertThrows(CudaException.class, () -> h.allocate(1024));
             assertEquals(CudaError.OUT_OF_MEMORY, oom.error(), oom.getMessage());
+            assertTrue(oom.getMessage().contains("bytes free"), oom.getMessage());
             h.allocate(1024).close();
 
             StandIn.failNextSync(719);

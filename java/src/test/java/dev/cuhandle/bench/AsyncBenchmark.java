@@ -19,7 +19,8 @@ import java.util.concurrent.CompletableFuture;
  *   <li>1 GiB copies between a {@link HostBuffer} and a {@link DeviceBuffer} ({@code uploadAsync(...).join()},
  *       wall clock), in GB/s (1e9 bytes/s), to set beside {@code tests/bench/pinned_copy.cu}'s
  *       {@code cuMemcpyHtoDAsync}/{@code DtoHAsync} + {@code cuStreamSynchronize} from the same run (goal: >= 90%);
- *   <li>the same 1 GiB from and to a Java {@code float[]} (pageable, staged in 4 MiB chunks);
+ *   <li>the same 1 GiB from and to a Java {@code float[]} (through the pinned staging pipeline; sizes and JCuda:
+ *       {@link TransferBenchmark});
  *   <li>future latency: one spin kernel of about 100 µs, then either {@code synchronize()} (cuStreamSynchronize,
  *       which spins) or {@code whenDone().join()}; the medians of both round trips and their difference, which is
  *       what the future adds over the driver's own wait on the identical workload (goal: <= 50 µs), plus the GPU

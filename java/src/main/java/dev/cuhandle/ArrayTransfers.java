@@ -1,0 +1,202 @@
+package dev.cuhandle;
+
+import java.nio.ByteBuffer;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Copies between Java arrays (and heap ByteBuffers) and device memory, for {@link Handle} and
+ * {@link DeviceBuffer} (rules T1 and L4): the checks, the split of large copies into ranges copied
+ * on several threads ({@link TransferPlan}, {@link TransferThreads}), and the asynchronous copies.
+ * Each range moves through the native pipeline ({@code rust/src/core/transfer}): pinned staging
+ * slots of the context, the JNI region copy of one chunk overlapping the DMA of the one before, and
+ * no part of the array pinned while the thread waits for the GPU.
+ */
+final class ArrayTransfers {
+    /** Stream argument of {@code NativeApi.arrayCopy}: the handle's current stream. */
+    private static final long HANDLE_STREAM = -1;
+
+    private ArrayTransfers() {}
+
+    /** A primitive array type: the JVM's letter for it (which picks JNI's region copy) and its element size. */
+    private enum Kind {
+        BYTE('B', 1), SHORT('S', 2), CHAR('C', 2), INT('I', 4), LONG('J', 8), FLOAT('F', 4), DOUBLE('D', 8);
+
+        final int code;
+        final int bytes;
+
+        Kind(char code, int bytes) {
+            this.code = code;
+            this.bytes = bytes;
+        }
+
+        static Kind of(Object array) {
+            if (array instanceof float[]) {
+                return FLOAT;
+            }
+            if (array instanceof double[]) {
+                return DOUBLE;
+            }
+            if (array instanceof int[]) {
+                return INT;
+            }
+            if (array instanceof long[]) {
+                return LONG;
+            }
+            if (array instanceof byte[]) {
+                return BYTE;
+            }
+            if (array instanceof short[]) {
+                return SHORT;
+            }
+            if (array instanceof char[]) {
+                return CHAR;
+            }
+            throw new IllegalArgumentException("unsupported array type " + array.getClass().getSimpleName()
+                    + "; expected byte[], short[], char[], int[], long[], float[] or double[]");
+        }
+    }
+
+    /** {@link Handle#upload(float[])} and friends: a new buffer of the array's size holding its elements. */
+    static DeviceBuffer uploadNew(Handle handle, Object values) {
+        Objects.requireNonNull(values, "values");
+        int length = java.lang.reflect.Array.getLength(values);
+        DeviceBuffer b = handle.allocate((long) length * Kind.of(values).bytes);
+        try {
+            copy(handle, b, values, 0, length, true);
+            return b;
+        } catch (RuntimeException | Error e) {
+            b.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Copies {@code length} elements from {@code array[arrayOffset]} to the start of {@code buffer}
+     * ({@code upload}) or back, on the handle's current stream. An upload returns once the array
+     * has been read, a download once the elements are in the array.
+     */
+    static void copy(Handle handle, DeviceBuffer buffer, Object array, int arrayOffset, int length, boolean upload) {
+        Capture.refuseOnThisThread(upload ? "a copy from a Java array to the device" : "a copy from the device to a Java array");
+        Kind kind = check(buffer, array, arrayOffset, length, upload);
+        long h = handle.enter();
+        long b = 0;
+        try {
+            b = buffer.enterFor(handle);
+            run(h, b, buffer.byteOffset(), array, kind, arrayOffset, length, upload, HANDLE_STREAM, false);
+        } finally {
+            DeviceBuffer.exit(buffer, b);
+            handle.exit();
+        }
+    }
+
+    /**
+     * Starts the copy of {@link #copy} on a cuhandle thread and returns its future at once. The
+     * stream is the handle's current one at this call, so the copy is ordered after the work
+     * queued on it before. The handle and buffer stay entered until the copy is done (their close
+     * waits); the future completes after that, normally once the last chunk is on the device
+     * (upload) or in the array (download), exceptionally with what made the copy fail.
+     */
+    static CompletableFuture<Void> copyAsync(Handle handle, DeviceBuffer buffer, Object array, int arrayOffset, int length, boolean upload) {
+        Capture.refuseOnThisThread(upload ? "an asynchronous copy from a Java array to the device" : "an asynchronous copy from the device to a Java array");
+        Kind kind = check(buffer, array, arrayOffset, length, upload);
+        long h = handle.enter();
+        long b = 0;
+        long stream;
+        try {
+            b = buffer.enterFor(handle);
+            stream = NativeApi.handleStream(h);
+        } catch (RuntimeException | Error e) {
+            DeviceBuffer.exit(buffer, b);
+            handle.exit();
+            throw e;
+        }
+        long entered = b;
+        long bufferOffset = buffer.byteOffset();
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        Runnable task = () -> {
+            Throwable failure = null;
+            try {
+                run(h, entered, bufferOffset, array, kind, arrayOffset, length, upload, stream, true);
+            } catch (Throwable t) {
+                failure = t;
+            } finally {
+                DeviceBuffer.exit(buffer, entered);
+                handle.exit();
+            }
+            if (failure == null) {
+                result.complete(null);
+            } else {
+                result.completeExceptionally(failure);
+            }
+        };
+        try {
+            TransferThreads.async(task);
+        } catch (RuntimeException | Error e) {
+            DeviceBuffer.exit(buffer, entered);
+            handle.exit();
+            throw e;
+        }
+        return result;
+    }
+
+    /**
+     * {@link Handle#copyToDevice(ByteBuffer, int, DeviceBuffer, long)} and {@code copyToHost} for a heap
+     * ByteBuffer (range and read-only checks done): its backing array goes through {@link #copy}; a
+     * read-only one, whose array is out of reach, is read into a temporary array piece by piece.
+     */
+    static void copyHeapBuffer(Handle handle, DeviceBuffer buffer, ByteBuffer heap, int offset, long bytes, boolean upload) {
+        if (heap.hasArray()) {
+            copy(handle, buffer, heap.array(), heap.arrayOffset() + offset, (int) bytes, upload);
+            return;
+        }
+        // Read-only (the caller refused read-only destinations): only an upload reaches here.
+        ByteBuffer source = heap.duplicate();
+        byte[] piece = new byte[(int) Math.min(bytes, TransferPlan.of(bytes, 1).slotBytes)];
+        for (long done = 0; done < bytes; ) {
+            int n = (int) Math.min(piece.length, bytes - done);
+            source.limit(offset + (int) done + n).position(offset + (int) done);
+            source.get(piece, 0, n);
+            copy(handle, buffer.slice(done, n), piece, 0, n, true);
+            done += n;
+        }
+    }
+
+    /** Checks the arguments; returns the array's kind. */
+    private static Kind check(DeviceBuffer buffer, Object array, int arrayOffset, int length, boolean upload) {
+        Objects.requireNonNull(buffer, "device buffer");
+        Objects.requireNonNull(array, upload ? "source array" : "destination array");
+        Kind kind = Kind.of(array);
+        int arrayLength = java.lang.reflect.Array.getLength(array);
+        if (arrayOffset < 0 || length < 0 || arrayOffset > arrayLength - length) {
+            throw new IllegalArgumentException("array range [" + arrayOffset + ", " + arrayOffset + "+" + length
+                    + ") is outside the array of length " + arrayLength + "; expected 0 <= offset, 0 <= length, offset + length <= array length");
+        }
+        buffer.checkBytes((long) length * kind.bytes, upload ? "destination" : "source");
+        return kind;
+    }
+
+    /**
+     * Runs the copy on entered pointers: in one native call, or split into ranges copied at once by
+     * this thread and helpers, all on one stream (so that the stream sees one copy).
+     * {@code waitForDevice}: an upload returns only once its last chunk is on the device.
+     */
+    private static void run(long h, long b, long bufferOffset, Object array, Kind kind, int arrayOffset, int length, boolean upload, long stream,
+            boolean waitForDevice) {
+        long bytes = (long) length * kind.bytes;
+        long arrayByteOffset = (long) arrayOffset * kind.bytes;
+        TransferPlan plan = TransferPlan.of(bytes, kind.bytes);
+        if (plan.threads == 1) {
+            NativeApi.arrayCopy(h, b, bufferOffset, array, kind.code, arrayByteOffset, bytes, upload, stream, plan.chunkBytes, plan.depth, plan.slotBytes,
+                    plan.idleSlots, waitForDevice);
+            return;
+        }
+        long shared = stream == HANDLE_STREAM ? NativeApi.handleStream(h) : stream;
+        TransferThreads.copyRanges(plan.threads, i -> {
+            long start = i * plan.rangeBytes;
+            long n = Math.min(plan.rangeBytes, bytes - start);
+            NativeApi.arrayCopy(h, b, bufferOffset + start, array, kind.code, arrayByteOffset + start, n, upload, shared, plan.chunkBytes, plan.depth,
+                    plan.slotBytes, plan.idleSlots, waitForDevice);
+        });
+    }
+}

@@ -1,0 +1,147 @@
+package dev.cuhandle;
+
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The threads behind array copies (rule T1): helpers that copy ranges of a large array while the
+ * calling thread copies others, and the threads that run asynchronous array copies.
+ *
+ * <p><b>Why Java threads calling native code per range</b>, rather than native threads attached to
+ * the JVM: a JNI region copy needs the calling thread's {@code JNIEnv} and a reference to the array
+ * valid on that thread. A Java thread that calls {@code NativeApi.arrayCopy} with the array as an
+ * argument has both for free; a native thread would have to attach itself to the JVM, be handed a
+ * global reference, delete it and detach again, and a pool of attached native threads would keep
+ * running (and keep the library's class loader alive) after the application stopped using
+ * cuhandle. Dispatching a range to a parked Java thread costs a wake-up (tens of microseconds),
+ * which is why a range must be large ({@link TransferPlan#BYTES_PER_THREAD}) before another thread
+ * takes part.
+ *
+ * <p><b>The caller never waits for a range that has not started.</b> Ranges are claimed, not
+ * assigned: the caller and every helper take the next unclaimed range until none is left, so a
+ * helper that wakes late (or not at all, the pool being busy with other copies) only means the
+ * caller copies more ranges itself. The caller then waits only for ranges that helpers are in the
+ * middle of, which it must: they use the native handle and buffer that the caller keeps entered.
+ */
+final class TransferThreads {
+    private static final long KEEP_ALIVE_SECONDS = 30;
+    /** Spins before parking while the last ranges finish elsewhere: they usually end within microseconds. */
+    private static final int SPINS = 2000;
+
+    /** Helpers for the ranges of large copies: a bounded pool, since the caller copies whatever they do not. */
+    private static final ThreadPoolExecutor HELPERS = pool("cuhandle-transfer-helper", Math.max(2, Runtime.getRuntime().availableProcessors()));
+    /**
+     * Runs asynchronous array copies, each on one thread for its duration (it waits for the GPU
+     * between chunks). At most this many run at once; later ones queue.
+     */
+    static final int ASYNC_THREADS = 32;
+    private static final ThreadPoolExecutor ASYNC = pool("cuhandle-transfer-async", ASYNC_THREADS);
+
+    private TransferThreads() {}
+
+    private static ThreadPoolExecutor pool(String name, int threads) {
+        AtomicInteger count = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, KEEP_ALIVE_SECONDS, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, name + "-" + count.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        pool.allowCoreThreadTimeOut(true); // an application that stops copying keeps no threads
+        return pool;
+    }
+
+    /** One range of a copy: copies range {@code index}. */
+    interface Range {
+        void copy(int index);
+    }
+
+    /**
+     * Copies ranges {@code 0 .. count - 1}, on this thread and up to {@code count - 1} helpers,
+     * and returns when all are done. Throws the first failure (others suppressed) after every
+     * started range has finished; no range starts after one failed.
+     */
+    static void copyRanges(int count, Range range) {
+        Ranges job = new Ranges(count, range, Thread.currentThread());
+        for (int i = 1; i < count; i++) {
+            try {
+                HELPERS.execute(job::work);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                break; // no helper: this thread copies the rest
+            }
+        }
+        job.work();
+        job.awaitFinished();
+        Throwable failure = job.failure.get();
+        if (failure instanceof RuntimeException) {
+            throw (RuntimeException) failure;
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+    }
+
+    /** Runs {@code copy} on an asynchronous-copy thread. */
+    static void async(Runnable copy) {
+        ASYNC.execute(copy);
+    }
+
+    /** The shared state of one split copy. */
+    private static final class Ranges {
+        private final int count;
+        private final Range range;
+        private final Thread caller;
+        private final AtomicInteger next = new AtomicInteger();
+        /** Ranges not yet finished (or skipped after a failure). */
+        private final AtomicInteger unfinished;
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        Ranges(int count, Range range, Thread caller) {
+            this.count = count;
+            this.range = range;
+            this.caller = caller;
+            this.unfinished = new AtomicInteger(count);
+        }
+
+        /** Claims and copies ranges until none is left. */
+        void work() {
+            for (int i; (i = next.getAndIncrement()) < count; ) {
+                try {
+                    if (failure.get() == null) {
+                        range.copy(i);
+                    }
+                } catch (Throwable t) {
+                    if (!failure.compareAndSet(null, t)) {
+                        failure.get().addSuppressed(t);
+                    }
+                } finally {
+                    if (unfinished.decrementAndGet() == 0) {
+                        LockSupport.unpark(caller);
+                    }
+                }
+            }
+        }
+
+        /**
+         * Waits, without giving up on interrupt, until every range is finished: the helpers use
+         * native objects that the caller releases as soon as this returns.
+         */
+        void awaitFinished() {
+            boolean interrupted = false;
+            for (int spins = 0; unfinished.get() > 0; spins++) {
+                if (spins < SPINS) {
+                    Thread.onSpinWait();
+                } else {
+                    LockSupport.park(this);
+                    interrupted |= Thread.interrupted();
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

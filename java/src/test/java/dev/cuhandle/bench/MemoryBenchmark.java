@@ -1,0 +1,264 @@
+package dev.cuhandle.bench;
+
+import dev.cuhandle.DeviceBuffer;
+import dev.cuhandle.Dim3;
+import dev.cuhandle.Graph;
+import dev.cuhandle.Handle;
+import dev.cuhandle.Kernel;
+import dev.cuhandle.Library;
+import dev.cuhandle.TestKernels;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The figures of rules L3, H9, M1 and C1 (stream-ordered memory, a stream per handle), as lines
+ * {@code memory,<what>,<value>,<unit>} for tests/bench/report.py and the docs, set beside
+ * tests/bench/alloc_churn.c's {@code ANCHOR} lines (the driver's own calls) from the same run:
+ * <ul>
+ *   <li>churn alone: 1 MiB {@code allocate} + {@code memset} + {@code close} per round, on one handle;
+ *   <li>churn next to busy handles: the same while another thread's handle of the same context runs
+ *       20 ms kernels back to back (median, p99, max, rounds above 1 ms);
+ *   <li>16 threads churning, each with its own handle, random sizes 1 KiB-64 MiB: rounds/s against
+ *       1 thread, and the device memory before, after the churn and after {@code trimMemory()};
+ *   <li>no false sharing: 200 live handles, one running a 300 ms kernel: the slowest tiny launch +
+ *       synchronize and the slowest close on the others;
+ *   <li>capture next to frees: 1,000 captures of 100 launches while 4 threads allocate and free (some
+ *       buffers leaked for the cleaner): how many succeed.
+ * </ul>
+ * Run with {@code .gpu-bundle/run-class dev.cuhandle.bench.MemoryBenchmark}.
+ */
+public final class MemoryBenchmark {
+    private static final int MIB = 1 << 20;
+    /** ~1.98 GHz SM clock on the H200: cycles per millisecond. */
+    private static final long CYCLES_PER_MS = 1_980_000L;
+
+    private MemoryBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        BenchSupport.requireGpu("MemoryBenchmark");
+        try (Library kernels = TestKernels.load(); Handle keeper = Handle.create(0)) {
+            Kernel spin = kernels.kernel("cuh_test_spin");
+            Kernel empty = kernels.kernel("cuh_test_empty");
+            System.out.println("# memory: " + keeper.memoryStats());
+            churnAlone();
+            churnNextToBusyHandle(spin);
+            threadsChurning(keeper);
+            noFalseSharing(spin, empty);
+            captureNextToFrees(empty);
+        }
+    }
+
+    /** Microseconds per 1 MiB allocate + memset + close round on {@code h} for {@code millis}. */
+    private static double[] churn(Handle h, long millis) {
+        double[] us = new double[400_000];
+        int n = 0;
+        long end = System.nanoTime() + millis * 1_000_000;
+        while (System.nanoTime() < end && n < us.length) {
+            long t0 = System.nanoTime();
+            try (DeviceBuffer temp = h.allocate(MIB)) {
+                h.memset(temp, 0);
+            }
+            us[n++] = (System.nanoTime() - t0) / 1e3;
+        }
+        h.synchronize();
+        double[] rounds = Arrays.copyOf(us, n);
+        Arrays.sort(rounds);
+        return rounds;
+    }
+
+    private static void report(String what, double[] sorted) {
+        int over1ms = 0;
+        for (double v : sorted) {
+            if (v > 1000) {
+                over1ms++;
+            }
+        }
+        System.out.printf("memory,%s_median,%.2f,us%n", what, sorted[sorted.length / 2]);
+        System.out.printf("memory,%s_p99,%.2f,us%n", what, sorted[(int) (sorted.length * 0.99)]);
+        System.out.printf("memory,%s_max,%.2f,us%n", what, sorted[sorted.length - 1]);
+        System.out.printf("memory,%s_rounds,%d,rounds%n", what, sorted.length);
+        System.out.printf("memory,%s_over_1ms,%d,rounds%n", what, over1ms);
+    }
+
+    private static void churnAlone() {
+        try (Handle h = Handle.create(0)) {
+            churn(h, 300); // warm-up: the JIT, the pool
+            report("churn_alone", churn(h, 1000));
+        }
+    }
+
+    private static void churnNextToBusyHandle(Kernel spin) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong kernels = new AtomicLong();
+        Thread busy = new Thread(() -> {
+            try (Handle b = Handle.create(0)) {
+                while (!stop.get()) {
+                    b.launch(spin, Dim3.of(1), Dim3.of(1), 0, 20 * CYCLES_PER_MS);
+                    b.synchronize();
+                    kernels.incrementAndGet();
+                }
+            }
+        }, "busy-neighbour");
+        busy.start();
+        try (Handle h = Handle.create(0)) {
+            Thread.sleep(50);
+            churn(h, 300);
+            report("churn_next_to_busy", churn(h, 1500));
+        } finally {
+            stop.set(true);
+            busy.join();
+        }
+        System.out.printf("memory,busy_neighbour_kernels,%d,kernels%n", kernels.get());
+    }
+
+    private static void threadsChurning(Handle keeper) throws Exception {
+        keeper.trimMemory();
+        long freeBefore = keeper.freeMemory();
+        double one = roundsPerSecond(1, 2000);
+        double sixteen = roundsPerSecond(16, 2000);
+        long freeAfter = keeper.freeMemory();
+        keeper.trimMemory();
+        long freeTrimmed = keeper.freeMemory();
+        System.out.printf("memory,churn_random_1_thread,%.0f,rounds/s%n", one);
+        System.out.printf("memory,churn_random_16_threads,%.0f,rounds/s%n", sixteen);
+        System.out.printf("memory,churn_random_16_over_1,%.2f,x%n", sixteen / one);
+        System.out.printf("memory,device_free_before,%d,MiB%n", freeBefore >> 20);
+        System.out.printf("memory,device_free_after_churn,%d,MiB%n", freeAfter >> 20);
+        System.out.printf("memory,device_free_after_trim,%d,MiB%n", freeTrimmed >> 20);
+        System.out.printf("memory,device_drift_after_trim,%d,MiB%n", (freeBefore - freeTrimmed) >> 20);
+    }
+
+    /** Rounds per second of {@code threads} threads, each with its own handle, allocating 1 KiB-64 MiB, memset, close. */
+    private static double roundsPerSecond(int threads, long millis) throws Exception {
+        AtomicLong rounds = new AtomicLong();
+        List<Thread> all = new ArrayList<>();
+        long end = System.nanoTime() + millis * 1_000_000;
+        for (int t = 0; t < threads; t++) {
+            int seed = t;
+            Thread worker = new Thread(() -> {
+                Random random = new Random(seed);
+                try (Handle h = Handle.create(0)) {
+                    while (System.nanoTime() < end) {
+                        long bytes = 1024L << random.nextInt(17); // 1 KiB .. 64 MiB
+                        try (DeviceBuffer temp = h.allocate(bytes)) {
+                            h.memset(temp, seed);
+                        }
+                        rounds.incrementAndGet();
+                    }
+                    h.synchronize();
+                }
+            }, "churn-" + t);
+            worker.start();
+            all.add(worker);
+        }
+        for (Thread worker : all) {
+            worker.join();
+        }
+        return rounds.get() * 1000.0 / millis;
+    }
+
+    private static void noFalseSharing(Kernel spin, Kernel empty) {
+        List<Handle> handles = new ArrayList<>();
+        try {
+            for (int i = 0; i < 200; i++) {
+                handles.add(Handle.create(0));
+                handles.get(i).stream(); // its own stream, now
+            }
+            Handle busy = handles.get(0);
+            long start = System.nanoTime();
+            // Nothing is queued after the long kernel: a dependent operation behind it (an event, a
+            // host function) would hold up the hardware queue it shares with other streams.
+            busy.launch(spin, Dim3.of(1), Dim3.of(1), 0, 300 * CYCLES_PER_MS);
+            double slowestLaunch = 0;
+            double slowestClose = 0;
+            for (Handle h : handles.subList(1, handles.size())) {
+                long t0 = System.nanoTime();
+                h.launch(empty, Dim3.of(1), Dim3.of(1), 0);
+                h.synchronize();
+                slowestLaunch = Math.max(slowestLaunch, (System.nanoTime() - t0) / 1e3);
+            }
+            for (Handle h : handles.subList(1, handles.size())) {
+                long t0 = System.nanoTime();
+                h.close();
+                slowestClose = Math.max(slowestClose, (System.nanoTime() - t0) / 1e3);
+            }
+            System.out.printf("memory,false_sharing_slowest_launch_sync,%.1f,us%n", slowestLaunch);
+            System.out.printf("memory,false_sharing_slowest_close,%.1f,us%n", slowestClose);
+            double othersMs = (System.nanoTime() - start) / 1e6;
+            busy.synchronize();
+            System.out.printf("memory,false_sharing_all_others_ms,%.1f,ms%n", othersMs);
+            System.out.printf("memory,false_sharing_long_kernel_ms,%.1f,ms%n", (System.nanoTime() - start) / 1e6);
+        } finally {
+            handles.forEach(Handle::close);
+        }
+    }
+
+    private static void captureNextToFrees(Kernel empty) throws Exception {
+        // The leaked buffers' warnings (one per cleaned object, as rule H7 wants) would flood the output.
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger("dev.cuhandle");
+        java.util.logging.Level level = jul.getLevel();
+        jul.setLevel(java.util.logging.Level.SEVERE);
+        try {
+            capturesWhileOthersFree(empty);
+        } finally {
+            jul.setLevel(level);
+        }
+    }
+
+    private static void capturesWhileOthersFree(Kernel empty) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> churners = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int seed = t;
+            Thread churner = new Thread(() -> {
+                Random random = new Random(seed);
+                try (Handle h = Handle.create(0)) {
+                    while (!stop.get()) {
+                        DeviceBuffer temp = h.allocate(1 + random.nextInt(MIB));
+                        h.memset(temp, 1);
+                        if (random.nextInt(16) != 0) {
+                            temp.close(); // the others are leaked: the cleaner frees them
+                        }
+                        if (random.nextInt(256) == 0) {
+                            System.gc();
+                        }
+                    }
+                }
+            }, "free-" + t);
+            churner.start();
+            churners.add(churner);
+        }
+        int ok = 0;
+        String firstFailure = null;
+        try (Handle capturing = Handle.create(0)) {
+            for (int i = 0; i < 1000; i++) {
+                try (Graph g = capturing.capture(() -> {
+                    for (int k = 0; k < 100; k++) {
+                        capturing.launch(empty, Dim3.of(1), Dim3.of(1), 0);
+                    }
+                })) {
+                    if (g.nodeCount() == 100) {
+                        ok++;
+                    }
+                } catch (RuntimeException e) {
+                    if (firstFailure == null) {
+                        firstFailure = e.toString();
+                    }
+                }
+            }
+        } finally {
+            stop.set(true);
+            for (Thread churner : churners) {
+                churner.join();
+            }
+        }
+        System.out.printf("memory,captures_next_to_frees_ok,%d,of 1000%n", ok);
+        if (firstFailure != null) {
+            System.out.println("# first capture failure: " + firstFailure);
+        }
+    }
+}

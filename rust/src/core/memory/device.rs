@@ -1,0 +1,239 @@
+//! Device memory owned by (or wrapped into) a context, and copies to and from it (rule K3).
+//! Callers activate the context; every range is checked here as well as in Java, so that a bad
+//! offset can never reach the driver as a wild pointer.
+//!
+//! Memory is allocated in stream order from the context's pool on the allocating handle's stream
+//! and freed in stream order after the work that used it (rule L3, see `uses`); where the device or
+//! driver has no memory pools, `cuMemAlloc` and a context-wide wait before `cuMemFree` instead.
+
+use crate::core::context::Context;
+use crate::core::error::{Error, Result};
+use crate::core::memory::context_memory::ContextMemory;
+use crate::core::memory::uses::Uses;
+use crate::core::memory::{address_of_range, failed_allocation};
+use crate::core::raw_value;
+use crate::core::streams::{self, StreamUse};
+use cudarc::driver::sys::{CUdeviceptr, CUstream};
+use std::sync::Arc;
+
+pub struct DeviceMemory {
+    ptr: CUdeviceptr,
+    bytes: usize,
+    release: Release,
+    /// Declared after `release`, whose pool reference must be dropped (and, if it was the last
+    /// one, the pool destroyed) while the context is still held.
+    ctx: Arc<Context>,
+}
+
+/// How the memory goes back when dropped.
+enum Release {
+    /// Not ours (a wrapped raw pointer) or nothing (0 bytes).
+    Nothing,
+    /// From `cuMemAlloc` (no memory pools): wait for the context, then `cuMemFree`.
+    ContextWide,
+    /// From the context's pool: `cuMemFreeAsync` after the streams that used it. `_memory` keeps
+    /// the pool alive until the memory is back in it.
+    InStreamOrder { uses: Uses, _memory: Arc<ContextMemory> },
+}
+
+impl DeviceMemory {
+    /// Allocates `bytes` in `ctx` (active), in stream order on `on` where the context has a pool.
+    pub fn allocate(memory: &Arc<ContextMemory>, ctx: &Arc<Context>, bytes: usize, on: &StreamUse) -> Result<DeviceMemory> {
+        if bytes == 0 {
+            return Ok(DeviceMemory { ptr: 0, bytes, release: Release::Nothing, ctx: Arc::clone(ctx) });
+        }
+        if on.is_capture() {
+            return Err(Error::invalid_state("device memory cannot be allocated while the handle captures a graph"));
+        }
+        match memory.pool() {
+            Some(pool) => {
+                let ptr = pool.allocate(ctx, bytes, on.raw())?;
+                let release = Release::InStreamOrder { uses: Uses::at_home(on.clone()), _memory: Arc::clone(memory) };
+                Ok(DeviceMemory { ptr, bytes, release, ctx: Arc::clone(ctx) })
+            }
+            None => {
+                let mut ptr = 0;
+                // SAFETY: out-pointer is valid; the context is active (caller's activation).
+                let rc = unsafe { (ctx.driver().api.cuMemAlloc)(&mut ptr, bytes) };
+                if rc != 0 {
+                    return Err(failed_allocation(ctx, rc, bytes, "cuMemAlloc"));
+                }
+                Ok(DeviceMemory { ptr, bytes, release: Release::ContextWide, ctx: Arc::clone(ctx) })
+            }
+        }
+    }
+
+    /// A view of memory someone else allocated in `ctx` (interop); never freed by us. The address
+    /// is checked only for values no allocation can have (see `raw_value`); whether it really is
+    /// device memory of `ctx` is the caller's promise.
+    pub fn wrap(ctx: &Arc<Context>, ptr: CUdeviceptr, bytes: usize) -> Result<DeviceMemory> {
+        if !(ptr == 0 && bytes == 0) {
+            raw_value::check_address(ptr, "the device pointer to wrap")?;
+        }
+        ptr.checked_add(bytes as u64)
+            .filter(|end| *end <= i64::MAX as u64)
+            .ok_or_else(|| Error::invalid_argument(format!("device pointer {ptr:#x} + {bytes} bytes overflows the address space")))?;
+        Ok(DeviceMemory { ptr, bytes, release: Release::Nothing, ctx: Arc::clone(ctx) })
+    }
+
+    /// Call before queuing work on `on` that reads or writes this memory (rule L3): notes the
+    /// stream, so that the release waits for it, and orders a stream's first use after the
+    /// allocation. Free for the allocating handle's own stream.
+    #[inline]
+    pub fn before_use(&self, on: &StreamUse) -> Result<()> {
+        match &self.release {
+            Release::InStreamOrder { uses, .. } => uses.before_use(&self.ctx, on),
+            Release::Nothing | Release::ContextWide => Ok(()),
+        }
+    }
+
+    /// Whether the memory is allocated in stream order (else a free waits for the context).
+    pub fn stream_ordered(&self) -> bool {
+        matches!(self.release, Release::InStreamOrder { .. })
+    }
+
+    pub fn address(&self) -> CUdeviceptr {
+        self.ptr
+    }
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// Fails unless `[offset, offset + len)` lies inside the allocation.
+    pub fn check_range(&self, offset: usize, len: usize) -> Result<CUdeviceptr> {
+        address_of_range(self.ptr, self.bytes, offset, len)
+    }
+
+    /// Sets `len` bytes from `offset` to `value`, in stream order.
+    pub fn memset(&self, offset: usize, len: usize, value: u8, on: &StreamUse) -> Result<()> {
+        let dst = self.check_range(offset, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        self.before_use(on)?;
+        // SAFETY: the range was checked against the allocation; the context is active.
+        self.ctx.check(unsafe { (self.ctx.driver().api.cuMemsetD8Async)(dst, value, len, on.raw()) }, "cuMemsetD8Async")
+    }
+
+    /// Copies `len` host bytes from `src` to `offset`, in stream order. The host memory may be
+    /// reused when this returns (pageable sources are staged before the call returns).
+    ///
+    /// # Safety
+    /// `src` must be valid for reading `len` bytes for the duration of the call.
+    pub unsafe fn upload(&self, offset: usize, src: *const u8, len: usize, on: &StreamUse) -> Result<()> {
+        let dst = self.check_range(offset, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        self.before_use(on)?;
+        // SAFETY: range checked; caller guarantees `src`.
+        self.ctx.check(unsafe { (self.ctx.driver().api.cuMemcpyHtoDAsync)(dst, src.cast(), len, on.raw()) }, "cuMemcpyHtoDAsync")
+    }
+
+    /// Copies `len` bytes from `offset` to host memory `dst` and waits until they are there.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writing `len` bytes for the duration of the call.
+    pub unsafe fn download(&self, offset: usize, dst: *mut u8, len: usize, on: &StreamUse) -> Result<()> {
+        let src = self.check_range(offset, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        self.before_use(on)?;
+        let stream = on.raw();
+        let api = &self.ctx.driver().api;
+        // SAFETY: range checked; caller guarantees `dst`.
+        self.ctx.check(unsafe { (api.cuMemcpyDtoHAsync)(dst.cast(), src, len, stream) }, "cuMemcpyDtoHAsync")?;
+        // The host memory is only borrowed for this call: wait until the copy is done.
+        // SAFETY: the stream belongs to the active context.
+        self.ctx.check(unsafe { (api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")
+    }
+
+    /// Copies `len` bytes from `src` at `src_offset` to `self` at `offset`, in stream order.
+    /// Overlapping ranges of one allocation are refused: the driver leaves such copies undefined.
+    pub fn copy_from(&self, offset: usize, src: &DeviceMemory, src_offset: usize, len: usize, on: &StreamUse) -> Result<()> {
+        let d = self.check_range(offset, len)?;
+        let s = src.check_range(src_offset, len)?;
+        if len == 0 || d == s {
+            return Ok(()); // nothing to move
+        }
+        if d < s + len as u64 && s < d + len as u64 {
+            return Err(Error::invalid_argument(format!(
+                "the source bytes [{src_offset}, {src_offset}+{len}) and destination bytes [{offset}, {offset}+{len}) overlap in one allocation; \
+                 copy through a temporary buffer"
+            )));
+        }
+        self.before_use(on)?;
+        src.before_use(on)?;
+        // SAFETY: both ranges checked and disjoint; the context is active (same-context check done by caller).
+        self.ctx.check(unsafe { (self.ctx.driver().api.cuMemcpyDtoDAsync)(d, s, len, on.raw()) }, "cuMemcpyDtoDAsync")
+    }
+}
+
+impl Drop for DeviceMemory {
+    /// Gives the memory back once the work queued on it is done (rule L3), without waiting on the
+    /// host: in stream order after every stream that used it, or, without memory pools, after a
+    /// context-wide wait (`cuCtxSynchronize`, as `cudaFree` does). Skips the free if the context is
+    /// gone: its memory went with it (H8).
+    fn drop(&mut self) {
+        if matches!(self.release, Release::Nothing) || self.ptr == 0 {
+            return;
+        }
+        match self.ctx.activate() {
+            Ok(_scope) => {
+                let freed = match &self.release {
+                    Release::InStreamOrder { uses, .. } => free_in_stream_order(&self.ctx, self.ptr, uses),
+                    _ => free_context_wide(&self.ctx, self.ptr),
+                };
+                if let Err(e) = freed {
+                    log::warn!("freeing {} bytes of device memory at {:#x} failed: {e}", self.bytes, self.ptr);
+                }
+            }
+            Err(e) => log::debug!("not freeing {:#x}: its context is gone ({e})", self.ptr),
+        }
+    }
+}
+
+/// `cuMemFreeAsync` on the home stream (or, when that is a user stream nobody is attached to any
+/// more, the context's release stream), after waiting on the GPU for every other stream whose use
+/// may still run. The context is active.
+fn free_in_stream_order(ctx: &Context, ptr: CUdeviceptr, uses: &Uses) -> Result<()> {
+    if let (StreamUse::Pooled(lease), true) = (uses.home(), uses.only_home()) {
+        // The common case: used on its own stream only, so stream order covers every use.
+        // SAFETY: memory of this context from its pool, freed once (Drop runs once), after its
+        // uses in stream order; the pooled stream is never destroyed.
+        return ctx.check(unsafe { (ctx.driver().api.cuMemFreeAsync)(ptr, lease.stream.raw()) }, "cuMemFreeAsync");
+    }
+    let all = uses.all();
+    let release;
+    let on: CUstream = match uses.home() {
+        StreamUse::Pooled(lease) => lease.stream.raw(),
+        StreamUse::Legacy { raw } => *raw as CUstream,
+        _ => {
+            release = streams::release_stream(ctx)?;
+            release.raw()
+        }
+    };
+    // For a user home stream, `order_after` waits for it too while a handle is still attached.
+    // SAFETY: `on` is a pooled stream of this context (never destroyed) or its legacy stream.
+    unsafe { streams::order_after(ctx, on, all.iter())? };
+    // SAFETY: memory of this context from its pool, freed once (Drop runs once), ordered after
+    // every use that may still run; the stream is pooled (never destroyed) or the legacy stream.
+    ctx.check(unsafe { (ctx.driver().api.cuMemFreeAsync)(ptr, on) }, "cuMemFreeAsync")
+}
+
+/// Memory from `cuMemAlloc` may be in use by any stream of the context: wait for all of them
+/// (`cuCtxSynchronize`), then `cuMemFree`. The context is active.
+fn free_context_wide(ctx: &Context, ptr: CUdeviceptr) -> Result<()> {
+    let api = &ctx.driver().api;
+    // SAFETY: the context is active; cuCtxSynchronize takes no arguments.
+    if let Err(e) = ctx.check(unsafe { (api.cuCtxSynchronize)() }, "cuCtxSynchronize") {
+        log::warn!("freeing device memory at {ptr:#x}: waiting for the context's work failed ({e}); freeing anyway");
+    }
+    // SAFETY: memory of this context from cuMemAlloc, freed once (Drop runs once), after all
+    // queued work finished.
+    ctx.check(unsafe { (api.cuMemFree)(ptr) }, "cuMemFree")
+}

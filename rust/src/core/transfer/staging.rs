@@ -1,0 +1,204 @@
+//! Pinned staging memory for the transfers of Java arrays (rule T1): a small pool per context of
+//! page-locked host chunks (`cuMemHostAlloc`, portable), each with an event of that context that
+//! tells when the DMA last queued with the chunk has finished.
+//!
+//! Why per context: an event belongs to one context, and pinned memory is released with the
+//! context that allocated it, so the chunks and their events live and die together. The pool
+//! holds no retain on the context: a primary context is still released when its last handle
+//! closes (rule H6), and its chunks go with it; a pool whose context is gone is forgotten, never
+//! freed (its memory is no longer ours), when a new pool is made.
+//!
+//! A chunk is checked out for the length of one copy and given back with its last DMA possibly
+//! still queued (an upload returns once the array has been read): the next user waits for the
+//! chunk's event before touching it. The pool keeps at most a configured number of idle chunks and
+//! frees the rest, after their DMA finished. Its lock is held only to take or put back chunks,
+//! never across an allocation or a wait for the GPU.
+
+use crate::core::context::{self, Context};
+use crate::core::driver::Driver;
+use crate::core::error::{Error, Result, CUDA_ERROR_OUT_OF_MEMORY};
+use cudarc::driver::sys::CUevent;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// `CU_MEMHOSTALLOC_PORTABLE`: pinned in every context, as `HostBuffer`'s memory is.
+const CU_MEMHOSTALLOC_PORTABLE: u32 = 1;
+/// `CU_EVENT_DISABLE_TIMING`: the events only order, and untimed ones are cheaper to record.
+const CU_EVENT_DISABLE_TIMING: u32 = 2;
+
+/// One staging chunk: page-locked host memory and the event recorded after its last DMA.
+pub struct Slot {
+    host: *mut u8,
+    bytes: usize,
+    event: CUevent,
+    /// An event was recorded since the last wait: a DMA may still use the memory.
+    pending: bool,
+}
+
+impl Slot {
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The slot's memory. Only valid to touch once [`wait`](Self::wait) returned.
+    pub fn host(&mut self) -> &mut [u8] {
+        debug_assert!(!self.pending, "staging memory touched while a DMA may use it");
+        // SAFETY: `host` is a live allocation of `bytes` bytes owned by this slot (freed only by
+        // `free`, which consumes it); the &mut self borrow makes the slice unique.
+        unsafe { std::slice::from_raw_parts_mut(self.host, self.bytes) }
+    }
+
+    pub fn address(&self) -> *mut u8 {
+        self.host
+    }
+
+    /// Returns once the DMA last queued with this slot has finished. A wait for the GPU: the
+    /// caller holds nothing of the JVM (no critical region, rule L4).
+    pub fn wait(&mut self, ctx: &Context) -> Result<()> {
+        if self.pending {
+            // SAFETY: the event belongs to `ctx`, which is active (caller's activation).
+            ctx.check(unsafe { (ctx.driver().api.cuEventSynchronize)(self.event) }, "cuEventSynchronize")?;
+            self.pending = false;
+        }
+        Ok(())
+    }
+
+    /// Records the slot's event on `stream` after the DMA just queued there.
+    pub(super) fn mark_queued(&mut self, ctx: &Context, stream: cudarc::driver::sys::CUstream) -> Result<()> {
+        // Pending from here on even if the record fails: a DMA was queued, and a later wait on an
+        // older record of the event is no proof that it finished. The next user then waits for
+        // the stream through the record below, or the context is broken and nothing runs.
+        self.pending = true;
+        // SAFETY: event and stream belong to the active context `ctx`.
+        ctx.check(unsafe { (ctx.driver().api.cuEventRecord)(self.event, stream) }, "cuEventRecord")
+    }
+
+    fn allocate(ctx: &Context, bytes: usize) -> Result<Slot> {
+        let api = &ctx.driver().api;
+        let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: the out-pointer is a valid local; the context is active (caller's activation).
+        let rc = unsafe { (api.cuMemHostAlloc)(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE) };
+        if rc == CUDA_ERROR_OUT_OF_MEMORY {
+            return Err(Error::cuda(rc, "cuMemHostAlloc", format!("CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of staging memory for a Java array copy")));
+        }
+        ctx.check(rc, "cuMemHostAlloc")?;
+        let mut event = std::ptr::null_mut();
+        // SAFETY: as above.
+        let rc = unsafe { (api.cuEventCreate)(&mut event, CU_EVENT_DISABLE_TIMING) };
+        if let Err(e) = ctx.check(rc, "cuEventCreate") {
+            // SAFETY: allocated just above, used by nothing yet.
+            unsafe { (api.cuMemFreeHost)(host) };
+            return Err(e);
+        }
+        Ok(Slot { host: host.cast(), bytes, event, pending: false })
+    }
+
+    /// Frees the memory and the event once the slot's last DMA is done.
+    fn free(mut self, ctx: &Context) {
+        if let Err(e) = self.wait(ctx) {
+            log::warn!("freeing {} bytes of staging memory: waiting for its last copy failed ({e}); freeing anyway", self.bytes);
+        }
+        let api = &ctx.driver().api;
+        // SAFETY: both belong to `ctx` (active), are owned by this slot and freed exactly once
+        // (`self` is consumed); no DMA uses the memory any more.
+        unsafe {
+            (api.cuEventDestroy)(self.event);
+            let rc = (api.cuMemFreeHost)(self.host.cast());
+            if rc != 0 {
+                log::warn!("freeing {} bytes of staging memory failed: {}", self.bytes, ctx.driver().describe(rc));
+            }
+        }
+    }
+}
+
+/// The idle slots of one context.
+pub struct Pool {
+    context: usize,
+    context_id: u64,
+    driver: &'static Driver,
+    idle: Mutex<Vec<Slot>>,
+}
+
+// SAFETY: the slots' pointers are driver handles and pinned host memory, usable from any thread;
+// a slot is used by one copy at a time (it is out of the pool while checked out).
+unsafe impl Send for Pool {}
+// SAFETY: as above; the idle list is behind a mutex.
+unsafe impl Sync for Pool {}
+
+static POOLS: Mutex<Vec<Arc<Pool>>> = Mutex::new(Vec::new());
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing under these locks can leave the data inconsistent (pushes and pops of whole
+    // entries), so a panic elsewhere is no reason to stop copying.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Pool {
+    /// The pool of `ctx`, made on first use.
+    pub fn of(ctx: &Context) -> Arc<Pool> {
+        let mut pools = lock(&POOLS);
+        if let Some(p) = pools.iter().find(|p| p.context_id == ctx.id()) {
+            return Arc::clone(p);
+        }
+        // Pools of destroyed or reset contexts: their memory and events went with the context.
+        pools.retain(|p| context::context_id(p.driver, p.context as cudarc::driver::sys::CUcontext).ok() == Some(p.context_id));
+        let pool = Arc::new(Pool { context: ctx.raw() as usize, context_id: ctx.id(), driver: ctx.driver(), idle: Mutex::new(Vec::new()) });
+        pools.push(Arc::clone(&pool));
+        pool
+    }
+
+    /// `count` slots of at least `bytes` each, for one copy in `ctx` (active, the pool's context).
+    /// Idle slots that are too small (the configured size changed) are freed and replaced.
+    pub fn checkout<'c>(self: &Arc<Self>, ctx: &'c Context, count: usize, bytes: usize, max_idle: usize) -> Result<Checkout<'c>> {
+        let mut taken: Vec<Slot> = {
+            let mut idle = lock(&self.idle);
+            let keep = idle.len().saturating_sub(count);
+            idle.split_off(keep)
+        };
+        let mut checkout = Checkout { pool: Arc::clone(self), ctx, slots: Vec::with_capacity(count), max_idle };
+        while let Some(slot) = taken.pop() {
+            if slot.bytes >= bytes {
+                checkout.slots.push(slot);
+            } else {
+                slot.free(ctx);
+            }
+        }
+        while checkout.slots.len() < count {
+            // On failure `checkout` is dropped and the slots taken so far go back to the pool.
+            checkout.slots.push(Slot::allocate(ctx, bytes)?);
+        }
+        Ok(checkout)
+    }
+
+    /// Idle slots (for tests).
+    pub fn idle_slots(&self) -> usize {
+        lock(&self.idle).len()
+    }
+}
+
+/// Slots out of a pool for one copy; they go back when it is dropped (also on error paths), with
+/// their last DMA possibly still queued.
+pub struct Checkout<'c> {
+    pool: Arc<Pool>,
+    ctx: &'c Context,
+    pub slots: Vec<Slot>,
+    max_idle: usize,
+}
+
+impl Drop for Checkout<'_> {
+    fn drop(&mut self) {
+        let mut surplus = Vec::new();
+        {
+            let mut idle = lock(&self.pool.idle);
+            for slot in self.slots.drain(..) {
+                if idle.len() < self.max_idle {
+                    idle.push(slot);
+                } else {
+                    surplus.push(slot);
+                }
+            }
+        }
+        for slot in surplus {
+            slot.free(self.ctx); // outside the lock: it waits for the slot's DMA
+        }
+    }
+}

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Checks that the documentation states only what the repository's own records show.
+
+1. Figures: every number with a unit in docs/handles.md ("4.6 us", "81-147 ns", "16.4 ms") must be
+   found, with a compatible unit and to the precision written, in a log under docs/runs/ that the
+   same paragraph or list item links. A figure that no committed log holds, or a paragraph with
+   figures that links no log, fails the check.
+2. Citations: no tracked file (README, docs, sources, Javadoc, comments, scripts) may cite files
+   outside the repository: the project's rules live in docs/design.md, its figures in docs/runs/.
+
+Usage: python3 scripts/check_docs.py [repository root]; exit status 1 on any failure. Standard
+library only, so that CI needs nothing installed.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from decimal import Decimal
+
+PAGE = "docs/handles.md"
+RUNS = "docs/runs/"
+# Marks a statement whose evidence is a GPU run not committed yet (reported, not a failure).
+PLACEHOLDER = "⟦GPU-LOG:"
+
+# Units a figure may carry in the page, longest first, and the name each is compared by.
+PAGE_UNITS = {
+    "GB/s": "GB/s", "GiB": "GiB", "MiB": "MiB", "KiB": "KiB", "GB": "GB", "MB": "MB", "KB": "KB",
+    "ns": "ns", "µs": "us", "us": "us", "ms": "ms", "s": "s", "%": "%",
+}
+# Unit words as logs write them after a number or at the end of a key ("..._median_us 178.5").
+LOG_UNITS = {
+    "gb/s": "GB/s", "gbps": "GB/s", "gib": "GiB", "mib": "MiB", "kib": "KiB", "gb": "GB", "mb": "MB",
+    "kb": "KB", "ns": "ns", "µs": "us", "us": "us", "ms": "ms", "s": "s", "%": "%",
+}
+
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?"
+_UNIT_ALTERNATION = "|".join(re.escape(u) for u in sorted(PAGE_UNITS, key=len, reverse=True))
+PAGE_FIGURE = re.compile(
+    r"(?<![\w.^/])(?P<a>" + _NUMBER + r")(?:\s*(?:–|-|to)\s*(?P<b>" + _NUMBER + r"))?\s?(?P<unit>" + _UNIT_ALTERNATION + r")(?![\w/])"
+)
+LOG_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+LOG_SUFFIX_UNIT = re.compile(r"^\s?(gb/s|gbps|gib|mib|kib|gb|mb|kb|ns|µs|us|ms|s|%)(?![a-z0-9_/])", re.IGNORECASE)
+KEY_BEFORE = re.compile(r"([A-Za-z][\w.]*)\s*[=:]?\s*$")
+KEY_UNIT = re.compile(r"_(gbps|gib|mib|kib|ns|us|ms)(?=_|$)|_(s)$", re.IGNORECASE)
+
+# Files outside the repository that nothing in it may cite.
+OUTSIDE_CITATION = re.compile(r"FIGURES\.md|PATTERNS\.md|(?<![\w/.])DESIGN\.md|\.\./shared/|/work/shared|shared/anchors/|shared/seeds/")
+CITATION_EXEMPT = ("docs/runs/", "scripts/check_docs.py", "scripts/test_check_docs.py")
+
+
+def decimals(number):
+    return len(number.split(".")[1]) if "." in number else 0
+
+
+def log_figures(text):
+    """{unit: [number string, ...]} of every number in a log whose unit the line gives: a unit word
+    right after it ("0.509 ms"), a key ending in a unit right before it ("..._median_us 178.5",
+    "load_mib=512.0"; also inside a key, "..._ns_over_bare_call"), or, in CSV lines, a last column naming the unit of the value before it
+    ("create_close,5,1.370,us") or a column that is such a key (all numbers of the line)."""
+    found = {}
+    for line in text.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        unit_column = LOG_UNITS.get(fields[-1].lower()) if len(fields) > 2 else None
+        csv_key_unit = None
+        if len(fields) > 2 and unit_column is None:
+            for field in fields:
+                m = KEY_UNIT.search(field)
+                if m:
+                    csv_key_unit = LOG_UNITS[(m.group(1) or m.group(2)).lower()]
+                    break
+        if unit_column is not None and LOG_NUMBER.fullmatch(fields[-2]):
+            found.setdefault(unit_column, []).append(fields[-2])
+        for m in LOG_NUMBER.finditer(line):
+            unit = None
+            after = LOG_SUFFIX_UNIT.match(line[m.end():])
+            if after:
+                unit = LOG_UNITS[after.group(1).lower()]
+            else:
+                key = KEY_BEFORE.search(line[:m.start()])
+                if key:
+                    ku = KEY_UNIT.search(key.group(1))
+                    if ku:
+                        unit = LOG_UNITS[(ku.group(1) or ku.group(2)).lower()]
+            if unit is None:
+                unit = csv_key_unit
+            if unit is not None:
+                found.setdefault(unit, []).append(m.group(0))
+    return found
+
+
+def matches(figure, logged):
+    """True if the logged number, rounded to the figure's precision, is the figure."""
+    if decimals(figure) > decimals(logged):
+        return False
+    tolerance = Decimal(5) * Decimal(10) ** -(decimals(figure) + 1)
+    return abs(Decimal(figure) - Decimal(logged)) <= tolerance
+
+
+def blocks(page_text):
+    """Paragraphs and list items of a markdown page, outside fenced code: [(first line number, text)]."""
+    result = []
+    current, start = [], 0
+    fenced = False
+    for number, line in enumerate(page_text.splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            if current:
+                result.append((start, "\n".join(current)))
+                current = []
+            continue
+        if fenced:
+            continue
+        new_item = re.match(r"\s{0,3}(?:[-*]|\d+\.)\s", line) or line.startswith("#")
+        if not line.strip() or new_item:
+            if current:
+                result.append((start, "\n".join(current)))
+                current = []
+        if line.strip():
+            if not current:
+                start = number
+            current.append(line)
+    if current:
+        result.append((start, "\n".join(current)))
+    return result
+
+
+def link_targets(block_text, definitions):
+    """Targets of the inline and reference links in a block."""
+    targets = [m.group(1) for m in re.finditer(r"\]\(([^)\s]+)\)", block_text)]
+    for m in re.finditer(r"\[([^\]]+)\](?!\(|:)", block_text):
+        label = m.group(1).lower()
+        if label in definitions:
+            targets.append(definitions[label])
+    return targets
+
+
+def check_figures(page_text, read_log, page_name=PAGE):
+    """Failure messages for the page's figures. read_log(target) gives a linked log's text or None."""
+    failures = []
+    definitions = {m.group(1).lower(): m.group(2) for m in re.finditer(r"^\[([^\]]+)\]:\s*(\S+)", page_text, re.MULTILINE)}
+    cache = {}
+    for line_number, text in blocks(page_text):
+        if re.match(r"\[[^\]]+\]:\s", text):
+            continue  # link definitions
+        figures = list(PAGE_FIGURE.finditer(text))
+        logs = [t for t in link_targets(text, definitions) if t.startswith("runs/")]
+        for target in logs:
+            if target not in cache:
+                content = read_log(target)
+                cache[target] = None if content is None else log_figures(content)
+            if cache[target] is None:
+                failures.append(f"{page_name}:{line_number}: links {target}, which is not a committed log under {RUNS}")
+        if not figures:
+            continue
+        known = [cache[t] for t in logs if cache.get(t) is not None]
+        for figure in figures:
+            unit = PAGE_UNITS[figure.group("unit")]
+            where = f"{page_name}:{line_number + text[:figure.start()].count(chr(10))}"
+            if not known:
+                failures.append(f"{where}: figure '{figure.group(0)}' is in a paragraph that links no log under {RUNS}")
+                continue
+            for number in (figure.group("a"), figure.group("b")):
+                if number is None:
+                    continue
+                plain = number.replace(",", "")
+                if not any(matches(plain, logged) for figs in known for logged in figs.get(unit, [])):
+                    failures.append(f"{where}: figure '{figure.group(0)}': {plain} {unit} is in none of the logs linked there ({', '.join(logs)})")
+    return failures
+
+
+def check_citations(files):
+    """Failure messages for citations of files outside the repository. files: [(path, text)]."""
+    failures = []
+    for path, text in files:
+        if path.startswith(CITATION_EXEMPT):
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            m = OUTSIDE_CITATION.search(line)
+            if m:
+                failures.append(f"{path}:{number}: cites '{m.group(0)}', a file outside the repository (cite docs/design.md or a log under {RUNS})")
+    return failures
+
+
+def tracked_files(root):
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], check=True, capture_output=True).stdout
+        return [p for p in out.decode("utf-8", "replace").split("\0") if p]
+    except (OSError, subprocess.CalledProcessError):
+        paths = []
+        for directory, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in (".git", "target", ".tools", "node_modules")]
+            paths += [os.path.relpath(os.path.join(directory, n), root) for n in names]
+        return paths
+
+
+def read_text(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None  # binary
+    return data.decode("utf-8", "replace")
+
+
+def main(argv):
+    root = os.path.abspath(argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
+    tracked = tracked_files(root)
+    tracked_set = set(tracked)
+    page = read_text(os.path.join(root, PAGE))
+    if page is None:
+        print(f"check_docs: {PAGE} is missing", file=sys.stderr)
+        return 1
+
+    def read_log(target):
+        path = os.path.normpath(os.path.join(os.path.dirname(PAGE), target))
+        if not path.startswith(RUNS) or path not in tracked_set:
+            return None
+        return read_text(os.path.join(root, path))
+
+    failures = check_figures(page, read_log)
+    files = []
+    for path in tracked:
+        text = read_text(os.path.join(root, path))
+        if text is not None:
+            files.append((path, text))
+    failures += check_citations(files)
+    for failure in failures:
+        print(failure, file=sys.stderr)
+    figures = sum(len(PAGE_FIGURE.findall(t)) for _, t in blocks(page))
+    if failures:
+        print(f"check_docs: {len(failures)} problem(s)", file=sys.stderr)
+        return 1
+    print(f"check_docs: {figures} figure(s) in {PAGE} found in the logs they link; no citation of files outside the repository in {len(files)} tracked files")
+    pending = page.count(PLACEHOLDER)
+    if pending:
+        print(f"check_docs: {pending} placeholder(s) '{PLACEHOLDER}...' in {PAGE} wait for a GPU log to be committed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

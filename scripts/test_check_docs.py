@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Tests of scripts/check_docs.py on small made-up pages and logs (run by scripts/test.sh)."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_docs  # noqa: E402
+
+ANCHORS = """ctx_set_current_same_ns 26.0
+cublas_create_destroy_median_us 178.5
+library_load_ptx_ms 16.423
+d2d_copy_GBps 4218.0 (median 0.509 ms)
+primary_ctx_id 1
+"""
+BENCH = """c,handle,activation_driver_floor,1,70.253,ns
+cuhandle,handle,activation_overhead,2,146.932,ns
+cuhandle,handle,create_close,5,1.370,us
+CHECK cost.create_destroy_median_us: 289.0 us (expected tens to hundreds of microseconds) ... PASS
+[module-loading] load_mib=512.0
+cuhandle,activation_overhead_ns_over_bare_call,1000000,0,74.1,0
+"""
+LOGS = {"runs/anchors.txt": ANCHORS, "runs/bench.log": BENCH}
+DEFINITIONS = "\n[anchors]: runs/anchors.txt\n[bench]: runs/bench.log\n"
+
+
+def check(page):
+    return check_docs.check_figures(page + DEFINITIONS, LOGS.get, "page.md")
+
+
+class FigureCheckTest(unittest.TestCase):
+    def test_figures_from_the_linked_log_pass_rounded_to_the_precision_written(self):
+        self.assertEqual([], check("The pair took 178.5 µs, a PTX load 16.4 ms ([anchors])."))
+        self.assertEqual([], check("Activation 147 ns against a floor of 70.3 ns; create+close 1.37 µs ([bench])."))
+        self.assertEqual([], check("- a list item: 26 ns ([anchors])"))
+        self.assertEqual([], check("Copies ran at 4218 GB/s, 0.51 ms each ([anchors])."))
+        self.assertEqual([], check("Loading took 512 MiB ([bench])."))
+
+    def test_both_ends_of_a_range_are_checked(self):
+        self.assertEqual([], check("Floor 70–147 ns ([bench])."))
+        failures = check("Floor 57–147 ns ([bench]).")
+        self.assertEqual(1, len(failures), failures)
+        self.assertIn("57 ns", failures[0])
+
+    def test_a_figure_no_linked_log_holds_fails(self):
+        failures = check("cublasCreate+cublasDestroy took 147 µs ([anchors]).")
+        self.assertEqual(1, len(failures), failures)
+        self.assertIn("147 us is in none of the logs linked there (runs/anchors.txt)", failures[0])
+        self.assertIn("page.md:1", failures[0])
+
+    def test_the_unit_must_match(self):
+        self.assertEqual(1, len(check("The pair took 178.5 ns ([anchors]).")))
+        self.assertEqual(1, len(check("The floor was 70.253 us ([bench]).")))
+
+    def test_more_precision_than_the_log_has_fails(self):
+        self.assertEqual(1, len(check("The pair took 178.50 µs ([anchors]).")))
+        self.assertEqual(1, len(check("The load took 16.5 ms ([anchors]).")))
+
+    def test_a_figure_only_another_paragraphs_log_holds_fails(self):
+        failures = check("A PTX load takes 16.4 ms ([bench]).\n\nThe anchors: [anchors].")
+        self.assertEqual(1, len(failures), failures)
+
+    def test_a_paragraph_with_figures_must_link_a_log(self):
+        failures = check("A PTX load takes 16.4 ms.")
+        self.assertEqual(1, len(failures), failures)
+        self.assertIn("links no log", failures[0])
+
+    def test_links_must_point_to_committed_logs(self):
+        failures = check("See [x](runs/missing.log): nothing measured.")
+        self.assertEqual(1, len(failures), failures)
+        self.assertIn("not a committed log", failures[0])
+
+    def test_code_blocks_numbers_without_units_and_ids_are_not_figures(self):
+        page = "```\nsleep 5 s\n```\nRun 2026-12-01 on driver 580 (CUDA 13.0), 100,000 cycles, 2^28 floats, sm_90."
+        self.assertEqual([], check(page))
+
+    def test_inline_links_count_too(self):
+        self.assertEqual([], check("The pair took 178.5 µs ([log](runs/anchors.txt))."))
+
+    def test_log_units_come_from_suffixes_keys_and_csv_unit_columns(self):
+        figures = check_docs.log_figures(ANCHORS + BENCH)
+        self.assertIn("178.5", figures["us"])
+        self.assertIn("0.509", figures["ms"])
+        self.assertIn("4218.0", figures["GB/s"])
+        self.assertIn("70.253", figures["ns"])
+        self.assertIn("289.0", figures["us"])
+        self.assertIn("512.0", figures["MiB"])
+        self.assertIn("74.1", figures["ns"], "a unit inside a CSV key")
+        self.assertNotIn("1", figures.get("ns", []), "primary_ctx_id 1 has no unit")
+
+
+class CitationCheckTest(unittest.TestCase):
+    def test_files_outside_the_repository_may_not_be_cited(self):
+        files = [
+            ("README.md", "Figures are in FIGURES.md."),
+            ("rust/src/a.rs", "// rules H1-H4 of DESIGN.md"),
+            ("scripts/x.sh", "cp ../shared/anchors/anchors.cu out/"),
+            ("java/A.java", " * see PATTERNS.md"),
+            ("docs/handles.md", "The rules are in docs/design.md."),
+            ("docs/runs/bench.log", "== /work/shared/anchors/FIGURES.md (a log quotes what it ran)"),
+        ]
+        failures = check_docs.check_citations(files)
+        self.assertEqual(4, len(failures), failures)
+        self.assertTrue(failures[0].startswith("README.md:1: cites 'FIGURES.md'"), failures[0])
+        self.assertTrue(any(f.startswith("scripts/x.sh:1: cites '../shared/'") for f in failures), failures)
+
+
+if __name__ == "__main__":
+    unittest.main()
