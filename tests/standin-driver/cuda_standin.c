@@ -233,6 +233,8 @@ static _Thread_local int g_fail_allocs, g_fail_host_allocs;
 static long g_use_after_free, g_launches, g_out_of_bounds, g_bad_handles;
 /* Launches accepted while their stream's context was not the current one (CUDA 13.0 drivers). */
 static long g_launches_outside_current;
+/* cuLibraryLoadFromFile calls: cuhandle hands the driver the bytes it checked instead (issue 26). */
+static long g_file_loads;
 /* The last launch: 1 = through cuLaunchKernelEx, 2 = cooperative, 4 = clustered; and its arguments laid
  * out at the kernel's parameter offsets (for kernels whose PTX was parsed). */
 static int g_last_launch_flags;
@@ -1891,6 +1893,7 @@ EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, 
                                       unsigned int numJitOptions, int *libraryOptions, void **libraryOptionValues,
                                       unsigned int numLibraryOptions) {
     if (!fileName) return INVALID_VALUE;
+    __atomic_add_fetch(&g_file_loads, 1, __ATOMIC_RELAXED);
     FILE *f = fopen(fileName, "rb");
     if (!f) return 301; /* CUDA_ERROR_FILE_NOT_FOUND */
     size_t cap = 1 << 16, n = 0;
@@ -2434,6 +2437,7 @@ static int control(int command, int arg, int *result) {
     case 44: *result = count_host_blocks(1); return SUCCESS;
     case 45: *result = (int)g_deferred_runs; return SUCCESS;
     case 46: *result = (int)g_pools.n; return SUCCESS;
+    case 60: *result = (int)__atomic_load_n(&g_file_loads, __ATOMIC_RELAXED); return SUCCESS;
     default: return INVALID_VALUE;
     }
 }

@@ -21,7 +21,7 @@ use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;
 use crate::core::memory::pinned::PinnedMemory;
 use crate::core::memory::DeviceMemory;
-use crate::core::streams;
+use crate::core::streams::{self, UseLog};
 use cudarc::driver::sys::{CUgraph, CUgraphExec, CUstream};
 use std::sync::Arc;
 
@@ -165,9 +165,9 @@ impl Graph {
     }
 
     /// Replays the graph on `handle`'s current stream, after the work queued there before. The
-    /// device and pinned memory the recorded calls use (the caller holds them open) note the
-    /// replay's stream, so that their release waits for it (rules L3, L7).
-    pub fn launch(&self, handle: &Handle, buffers: &[&DeviceMemory], pinned: &[&PinnedMemory]) -> Result<()> {
+    /// device and pinned memory and the libraries the recorded calls use (the caller holds them
+    /// open) note the replay's stream, so that their release waits for it (rules L3, L7).
+    pub fn launch(&self, handle: &Handle, buffers: &[&DeviceMemory], pinned: &[&PinnedMemory], libraries: &[&UseLog]) -> Result<()> {
         if handle.context().id() != self.ctx.id() {
             return Err(Error::invalid_argument(format!(
                 "the graph was captured in context id {} but the handle is bound to context id {}; a graph replays only in its own context",
@@ -182,6 +182,9 @@ impl Graph {
         }
         for memory in pinned {
             memory.note_replay(handle.context(), &queue);
+        }
+        for library in libraries {
+            library.note(handle.context(), &queue);
         }
         // SAFETY: an executable graph of the active context and a stream of it.
         self.ctx.check(unsafe { (self.ctx.driver().api.cuGraphLaunch)(self.exec, queue.raw()) }, "cuGraphLaunch")

@@ -40,6 +40,28 @@ mod tests {
         assert_eq!(image.kind, crate::core::image::ImageKind::Fatbin);
     }
 
+    /// The ELF checks (image.rs) accept the cubins nvcc builds for every architecture of the
+    /// fatbin (sm_70 to sm_90): its entries of kind 2 are uncompressed ELF files.
+    #[test]
+    fn every_cubin_nvcc_built_passes_the_elf_checks() {
+        let u16_at = |at: usize| u16::from_le_bytes([FATBIN[at], FATBIN[at + 1]]) as usize;
+        let u32_at = |at: usize| u32::from_le_bytes(FATBIN[at..at + 4].try_into().expect("4 bytes")) as usize;
+        let u64_at = |at: usize| u64::from_le_bytes(FATBIN[at..at + 8].try_into().expect("8 bytes")) as usize;
+        let (mut at, end) = (u16_at(6), u16_at(6) + u64_at(8));
+        let mut cubins = 0;
+        while at < end {
+            let (kind, header, size) = (u16_at(at), u32_at(at + 4), u64_at(at + 8));
+            let payload = &FATBIN[at + header..at + header + size];
+            if kind == 2 && payload.starts_with(b"\x7fELF") {
+                let image = crate::core::image::check(payload).unwrap_or_else(|e| panic!("the cubin at fatbin offset {at} is refused: {e}"));
+                assert_eq!(image.kind, crate::core::image::ImageKind::Cubin);
+                cubins += 1;
+            }
+            at += header + size;
+        }
+        assert!(cubins >= 5, "the fatbin holds machine code for sm_70 to sm_90; found {cubins} cubins");
+    }
+
     #[test]
     fn the_workspace_holds_a_slot_per_block_and_the_counter() {
         assert!(abi::CUH_WORKSPACE_BYTES >= abi::CUH_MAX_REDUCE_BLOCKS * abi::CUH_WORKSPACE_SLOT_BYTES + 4);

@@ -3,6 +3,8 @@
 use crate::core::driver::{self, Driver};
 use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND};
 use crate::core::image::{self, ImageKind};
+use crate::core::streams::UseLog;
+use std::sync::Arc;
 use crate::core::param_layout::{ImageLayouts, Param};
 use cudarc::driver::sys::{CUdevice, CUkernel, CUlibrary};
 use std::ffi::{c_void, CStr, CString};
@@ -35,9 +37,12 @@ pub struct Library {
     /// The kernels' parameter layouts read from the image, where the driver cannot report them
     /// (no `cuKernelGetParamInfo` before CUDA 12.4); `None` where it can.
     image_layouts: Option<ImageLayouts>,
+    /// The streams whose work runs the library's kernels or uses its variables: the unload waits
+    /// for that work, so code the GPU runs is never unloaded (rule L7, docs/design.md).
+    uses: Arc<UseLog>,
 }
 
-/// JIT and library options accepted at load (`cuLibraryLoadData` / `cuLibraryLoadFromFile`).
+/// JIT and library options accepted at load (`cuLibraryLoadData`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// `CU_JIT_OPTIMIZATION_LEVEL`, 0 to 4 (the driver's default is 4).
@@ -144,6 +149,26 @@ fn layouts_unless_driver_tells(driver: &Driver, bytes: &[u8], kind: ImageKind) -
     Some(layouts)
 }
 
+/// The largest module file read: what a Java `byte[]` image can hold, so a file loads exactly
+/// when its bytes could also be loaded from memory.
+const MAX_MODULE_FILE_BYTES: u64 = i32::MAX as u64;
+
+/// The bytes of a module file, read once; a file over [`MAX_MODULE_FILE_BYTES`] is refused before
+/// anything is allocated for it.
+fn read_module_file(path: &std::path::Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| Error::invalid_argument(format!("cannot read module file {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let size = file.metadata().map_err(cannot)?.len();
+    if size > MAX_MODULE_FILE_BYTES {
+        return Err(Error::invalid_argument(format!("module file {} has {size} bytes; images of at most {MAX_MODULE_FILE_BYTES} bytes are loaded", path.display())));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    // A file that grows while it is read is cut at the limit and then fails the image check.
+    file.take(MAX_MODULE_FILE_BYTES).read_to_end(&mut bytes).map_err(cannot)?;
+    Ok(bytes)
+}
+
 /// The text of a NUL-terminated log buffer, trimmed.
 fn log_text(log: &[u8]) -> String {
     let end = log.iter().position(|&c| c == 0).unwrap_or(log.len());
@@ -185,22 +210,17 @@ impl Library {
         })
     }
 
-    /// Loads a module file with `cuLibraryLoadFromFile`: the driver reads the file itself. The file
-    /// is checked first as an in-memory image is (a truncated fatbin or cubin would make the driver
-    /// read past its buffer); `binary_is_preserved` does not apply to files.
+    /// Loads a module file: it is read once, checked as an in-memory image is, and those very
+    /// bytes go to the driver (`cuLibraryLoadData`). Letting the driver read the file again
+    /// (`cuLibraryLoadFromFile`) would load whatever the file held by then, not what was checked.
+    /// `binary_is_preserved` does not apply to files (the checked copy is the driver's to copy).
     pub fn load_file(path: &std::path::Path, options: &LoadOptions) -> Result<Library> {
         options.check()?;
-        let driver = driver::initialised()?;
-        let bytes = std::fs::read(path).map_err(|e| Error::invalid_argument(format!("cannot read module file {}: {e}", path.display())))?;
-        let kind = image::check(&bytes)?.kind;
-        let layouts = layouts_unless_driver_tells(driver, &bytes, kind);
-        drop(bytes);
-        let c_path = CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|_| Error::invalid_argument(format!("module file name {} contains a NUL character", path.display())))?;
-        let what = format!("the {kind:?} file {}", path.display());
-        Library::load_by(driver, options, layouts, "cuLibraryLoadFromFile", &what, |raw, keys, values, n| {
-            // SAFETY: NUL-terminated path; the option arrays hold `n` entries; no library options.
-            unsafe { (driver.api.cuLibraryLoadFromFile)(raw, c_path.as_ptr(), keys, values, n, std::ptr::null_mut(), std::ptr::null_mut(), 0) }
+        let bytes = read_module_file(path)?;
+        let options = LoadOptions { binary_is_preserved: false, ..*options };
+        Library::load_with(&bytes, &options).map_err(|e| match e {
+            Error::InvalidArgument(m) => Error::invalid_argument(format!("{m} (module file {})", path.display())),
+            other => other,
         })
     }
 
@@ -217,7 +237,7 @@ impl Library {
         if rc != 0 {
             return Err(Error::cuda(rc, operation, format!("{} ({what}){}", driver.describe(rc), jit_log_text(&log))));
         }
-        Ok(Library { raw, driver, jit_log: log, info_log, _preserved: None, image_layouts })
+        Ok(Library { raw, driver, jit_log: log, info_log, _preserved: None, image_layouts, uses: Arc::new(UseLog::default()) })
     }
 
     /// The JIT's information log so far (empty for machine code the JIT did not touch).
@@ -333,8 +353,18 @@ impl Library {
     }
 
     /// Unloads the library. Its kernels must not be launched afterwards (the Java side enforces).
+    /// Where launches of the library's kernels and uses of its variables are noted.
+    pub fn uses(&self) -> &Arc<UseLog> {
+        &self.uses
+    }
+
+    /// Unloads the library once the GPU work that uses it is done: the kernels still queued or
+    /// running and graph replays still queued on the streams noted in `uses` (the host waits for
+    /// those streams' work, and only theirs). Java calls this after every call using the library
+    /// has returned, so nothing new is queued meanwhile.
     pub fn unload(self) {
-        // SAFETY: loaded by us, unloaded once (consumes self).
+        self.uses.wait_for_all();
+        // SAFETY: loaded by us, unloaded once (consumes self), after its last use on the GPU.
         let rc = unsafe { (self.driver.api.cuLibraryUnload)(self.raw) };
         if rc != 0 {
             log::warn!("cuLibraryUnload failed: {}", self.driver.describe(rc));

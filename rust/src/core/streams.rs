@@ -25,7 +25,7 @@ use crate::core::context::Context;
 use crate::core::error::Result;
 use cudarc::driver::sys::{CUevent, CUstream};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// `CU_STREAM_NON_BLOCKING`: handle work must not serialise with the legacy default stream.
 const CU_STREAM_NON_BLOCKING: u32 = 1;
@@ -327,6 +327,67 @@ pub fn release_stream(ctx: &Context) -> Result<Arc<PooledStream>> {
     let stream = Arc::new(PooledStream { raw: create_stream(ctx)?, lease: AtomicU64::new(1) });
     streams.release = Some(Arc::clone(&stream));
     Ok(stream)
+}
+
+/// Waits on the host until the work queued so far under each of `uses` (streams of `ctx`) is
+/// done. Uses whose lease or attachment ended are done already; a context that is gone took its
+/// work with it.
+pub fn wait_for(ctx: &Context, uses: &[StreamUse]) {
+    let Ok(_scope) = ctx.activate() else { return };
+    match mark(ctx, uses) {
+        Ok(marks) => {
+            for &event in &marks {
+                // SAFETY: an event of the active context, just recorded by `mark`.
+                let rc = unsafe { (ctx.driver().api.cuEventSynchronize)(event as CUevent) };
+                if rc != 0 {
+                    log::debug!("waiting for work on a stream: {}", ctx.driver().describe(rc));
+                }
+            }
+            give_back_events(ctx, marks);
+        }
+        Err(e) => log::warn!("waiting for work on a stream failed: {e}"),
+    }
+}
+
+/// The streams, of any context, whose work uses something that is released on the host rather
+/// than in stream order: a library's code and variables (`cuLibraryUnload` must not run under a
+/// kernel of it). Its release first waits for that work (`wait_for_all`), and only for that.
+#[derive(Default)]
+pub struct UseLog {
+    /// (context id, the context, the stream use): one entry per stream of a context.
+    uses: Mutex<Vec<(u64, Weak<Context>, StreamUse)>>,
+}
+
+impl UseLog {
+    /// Notes that work queued on `used`, a stream of `ctx`, uses the logged object. A capture
+    /// stream is skipped: its graph's replays note themselves.
+    pub fn note(&self, ctx: &Arc<Context>, used: &StreamUse) {
+        if used.is_capture() {
+            return;
+        }
+        let mut uses = self.uses.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match uses.iter_mut().find(|(id, _, u)| *id == ctx.id() && u.same_stream(used)) {
+            Some((_, _, known)) if known.same_use(used) => {}
+            Some((_, weak, known)) => {
+                *weak = Arc::downgrade(ctx);
+                *known = used.clone();
+            }
+            None => {
+                uses.retain(|(_, c, _)| c.strong_count() > 0); // handles gone: their streams were synchronised
+                uses.push((ctx.id(), Arc::downgrade(ctx), used.clone()));
+            }
+        }
+    }
+
+    /// Waits on the host for the work noted so far that may still run.
+    pub fn wait_for_all(&self) {
+        let uses = std::mem::take(&mut *self.uses.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        for (_, ctx, used) in uses {
+            if let Some(ctx) = ctx.upgrade() {
+                wait_for(&ctx, std::slice::from_ref(&used));
+            }
+        }
+    }
 }
 
 /// Forgets what was kept for a context id that no longer exists (a primary context that went

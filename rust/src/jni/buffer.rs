@@ -50,6 +50,18 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferWrap<'l>(mut env: EnvUn
     })
 }
 
+/// A view of a library's variable in the handle's context: its uses are noted for the library's
+/// unload (rule L7). The library is entered by the Java caller.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferWrapVariable<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, lib: jlong, address: jlong, bytes: jlong) -> jlong {
+    entry!(env, |_e| {
+        // SAFETY: live handle and library pointers (module contract).
+        let (handle, library) = unsafe { (raw::borrow::<Handle>(h, "handle")?, raw::borrow::<crate::core::library::Library>(lib, "library")?) };
+        handle.context().validate()?;
+        Ok(raw::give(DeviceMemory::wrap_variable(handle.context(), address as u64, size(bytes, "the variable size")?, library.uses())?))
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferAddress<'l>(mut env: EnvUnowned<'l>, _c: jclass, b: jlong) -> jlong {
     // SAFETY: live buffer pointer (module contract).

@@ -4,6 +4,7 @@
 use crate::core::graph::{self, Graph};
 use crate::core::handle::Handle;
 use crate::core::memory::pinned::PinnedMemory;
+use crate::core::library::Library;
 use crate::core::memory::DeviceMemory;
 use crate::jni::raw::{self, convert};
 use crate::jni::throw::{entry, JniResult};
@@ -44,16 +45,19 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_graphInfo<'l>(mut env: EnvUno
 /// `buffers` and `pinned`: the native pointers of the device and pinned memory the graph's
 /// recorded calls use, each held open (entered) by the Java Graph for the call.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_graphLaunch<'l>(mut env: EnvUnowned<'l>, _c: jclass, g: jlong, h: jlong, buffers: jlongArray, pinned: jlongArray) {
+pub extern "system" fn Java_dev_cuhandle_NativeApi_graphLaunch<'l>(mut env: EnvUnowned<'l>, _c: jclass, g: jlong, h: jlong, buffers: jlongArray, pinned: jlongArray, libraries: jlongArray) {
     entry!(env, |e| {
         // SAFETY: live pointers held by a Java Graph and a Java Handle.
         let (graph, handle) = unsafe { (raw::borrow::<Graph>(g, "graph")?, raw::borrow::<Handle>(h, "handle")?) };
-        let (buffers, pinned) = (convert::read_longs(e.get_raw(), buffers)?, convert::read_longs(e.get_raw(), pinned)?);
+        let (buffers, pinned, libraries) = (convert::read_longs(e.get_raw(), buffers)?, convert::read_longs(e.get_raw(), pinned)?, convert::read_longs(e.get_raw(), libraries)?);
         // SAFETY: each pointer is held open by the Java Graph for this call (see above).
         let buffers = buffers.iter().map(|&b| unsafe { raw::borrow::<DeviceMemory>(b, "device buffer") }).collect::<JniResult<Vec<_>>>()?;
         // SAFETY: as above.
         let pinned = pinned.iter().map(|&p| unsafe { raw::borrow::<PinnedMemory>(p, "host buffer") }).collect::<JniResult<Vec<_>>>()?;
-        Ok(graph.launch(handle, &buffers, &pinned)?)
+        // SAFETY: as above.
+        let libraries = libraries.iter().map(|&l| unsafe { raw::borrow::<Library>(l, "library") }).collect::<JniResult<Vec<_>>>()?;
+        let logs: Vec<_> = libraries.iter().map(|l| l.uses().as_ref()).collect();
+        Ok(graph.launch(handle, &buffers, &pinned, &logs)?)
     })
 }
 

@@ -177,7 +177,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelMaxClusterSize<'l>(
 pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
     mut env: EnvUnowned<'l>, _c: jclass, h: jlong, function: jlong,
     gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint, params: jlong, arg_count: jint,
-    cooperative: jboolean, cx: jint, cy: jint, cz: jint, memory: jlong, memory_count: jint,
+    cooperative: jboolean, cx: jint, cy: jint, cz: jint, memory: jlong, memory_count: jint, lib: jlong,
 ) {
     entry!(env, |_e| {
         // SAFETY: live handle pointer held by a Java Handle.
@@ -192,7 +192,10 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_launch<'l>(
         // buffer: the buffer arguments, each entered (held open) by the Java caller for the call.
         // SAFETY: as said; KernelLaunch writes the list before the call and not during it.
         let buffers = unsafe { raw::pointer_list(memory, memory_count, launch::MAX_KERNEL_ARGS)? };
+        // SAFETY: the library of the kernel, held open (entered) by the Java launch for the call.
+        let library = unsafe { raw::borrow::<Library>(lib, "library")? };
         let before_queuing = |on: &StreamUse| -> crate::core::error::Result<()> {
+            library.uses().note(handle.context(), on);
             for &b in buffers {
                 // SAFETY: live buffer pointers held by entered Java DeviceBuffers (see above).
                 let buffer = unsafe { raw::borrow::<DeviceMemory>(b, "device buffer") }.map_err(|_| crate::core::error::Error::invalid_state("a buffer argument is not a live device buffer"))?;

@@ -10,7 +10,7 @@
 
 use jni::sys::{jclass, jint, jmethodID, jobject, jvalue, JNIEnv, JavaVM, JNI_OK, JNI_VERSION_1_8};
 use std::cell::{Cell, RefCell};
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
@@ -136,7 +136,8 @@ fn emit(level: i32, text: &str) {
         eprintln!("cuhandle: {text}");
         return;
     };
-    let message = CString::new(text.replace('\0', " ")).unwrap_or_default();
+    // Modified UTF-8, as NewStringUTF takes it: the record may quote a program name or NVRTC's log.
+    let message = crate::jni::raw::convert::java_utf8(text);
     // SAFETY: the VM pointer came from JNI_OnLoad; GetEnv only succeeds on attached threads (we
     // never attach threads for logging); the class is a global ref and the method id belongs to it.
     unsafe {

@@ -149,21 +149,30 @@ pub unsafe fn direct_buffer(env: *mut JNIEnv, buffer: jobject) -> Option<(*mut u
 /// a NULL result means a Java exception (OutOfMemoryError) is pending.
 pub mod convert {
     use crate::jni::throw::{Failure, JniResult};
+    use jni::strings::{JNIStr, JNIString};
     use jni::sys::{jbyteArray, jlong, jobject, jobjectArray, jsize, jstring, JNIEnv};
-    use std::ffi::{CStr, CString};
 
     /// The failure for a JNI call that returned NULL: a Java exception is pending.
     pub fn pending() -> Failure {
         Failure::Jni(jni::errors::Error::JavaException)
     }
 
+    /// `s` in the JVM's modified UTF-8, as every `...StringUTF` and `ThrowNew` call takes it:
+    /// supplementary characters (emoji) become surrogate pairs and NUL becomes `C0 80`, so the
+    /// Java string equals `s` (standard UTF-8 handed to `NewStringUTF` is read as garbage).
+    pub fn java_utf8(s: &str) -> JNIString {
+        JNIString::new(s)
+    }
+
     pub fn new_string(env: *mut JNIEnv, s: &str) -> JniResult<jstring> {
-        let c = CString::new(s.replace('\0', " ")).unwrap_or_default();
-        // SAFETY: valid env (module contract) and NUL-terminated text.
-        let j = unsafe { ((**env).v1_1.NewStringUTF)(env, c.as_ptr()) };
+        let text = java_utf8(s);
+        // SAFETY: valid env (module contract) and NUL-terminated modified UTF-8.
+        let j = unsafe { ((**env).v1_1.NewStringUTF)(env, text.as_ptr()) };
         if j.is_null() { Err(pending()) } else { Ok(j) }
     }
 
+    /// The Java string as Rust text: `GetStringUTFChars` gives modified UTF-8, which is decoded
+    /// as such (a lossy standard-UTF-8 decode turned each emoji into six U+FFFD).
     pub fn string(env: *mut JNIEnv, s: jstring) -> JniResult<Option<String>> {
         if s.is_null() {
             return Ok(None);
@@ -174,7 +183,8 @@ pub mod convert {
             if chars.is_null() {
                 return Err(pending());
             }
-            let out = CStr::from_ptr(chars).to_string_lossy().into_owned();
+            // SAFETY: the JVM returned a NUL-terminated modified UTF-8 string, valid until released.
+            let out = JNIStr::from_ptr(chars).to_str().into_owned();
             ((**env).v1_1.ReleaseStringUTFChars)(env, s, chars);
             Ok(Some(out))
         }

@@ -5,7 +5,8 @@ use crate::core::error::Error;
 use jni::errors::ErrorPolicy;
 use jni::sys::{jint, jobject, jvalue, JNIEnv};
 use jni::Env;
-use std::ffi::CString;
+use crate::jni::raw::convert;
+use jni::strings::JNIString;
 
 /// What a JNI entry's closure can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -71,9 +72,10 @@ pub fn install_panic_hook() {
     }));
 }
 
-/// Java strings must not contain NUL when passed as C strings.
-fn c_string(s: &str) -> CString {
-    CString::new(s.replace('\0', " ")).unwrap_or_default()
+/// Text for `FindClass`, `GetMethodID`, `ThrowNew` and `NewStringUTF`, which all take modified
+/// UTF-8 (an exception message may quote user input: a program name, a kernel name, a path).
+fn c_string(s: &str) -> JNIString {
+    convert::java_utf8(s)
 }
 
 fn throw_new(env: *mut JNIEnv, class: &str, message: &str) {

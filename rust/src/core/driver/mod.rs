@@ -5,8 +5,9 @@ mod api;
 pub use api::{CuResult, DriverApi};
 
 use crate::core::configured_path::ConfiguredPath;
+use crate::core::library_search;
 use crate::core::shared_library;
-use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
+use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 
 use std::ffi::CStr;
 use std::sync::OnceLock;
@@ -18,16 +19,12 @@ pub const DRIVER_PATH_ENV: &str = "CUHANDLE_DRIVER_PATH";
 /// The oldest driver API cuhandle binds: `cuLibrary*` and `cuCtxGetId` arrived in 12.0.
 pub const MIN_DRIVER_VERSION: i32 = 12000;
 
-/// Names tried when no path is configured: first the dynamic linker's own search
-/// (LD_LIBRARY_PATH, ldconfig cache), then the places drivers are commonly installed.
-const DEFAULT_CANDIDATES: &[&str] = &[
-    "libcuda.so.1",
-    "libcuda.so",
-    "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
-    "/usr/lib64/libcuda.so.1",
-    "/usr/local/nvidia/lib64/libcuda.so.1",
-    "/usr/lib/wsl/lib/libcuda.so.1",
-];
+/// File names of the driver, preferred first (`libcuda.so` is the unversioned link of toolkits).
+const DRIVER_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
+/// Folders where drivers are installed, searched first (then LD_LIBRARY_PATH's absolute entries
+/// and the dynamic linker's cache, see `library_search`): Debian/Ubuntu, Red Hat/SUSE, NVIDIA's
+/// container runtime, WSL.
+const DRIVER_FOLDERS: &[&str] = &["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64", "/usr/lib/wsl/lib"];
 
 /// The loaded driver library with its resolved entry points.
 pub struct Driver {
@@ -40,7 +37,7 @@ pub struct Driver {
     _library: libloading::Library,
 }
 
-static CONFIGURED_PATH: ConfiguredPath = ConfiguredPath::new(DRIVER_PATH_ENV);
+static CONFIGURED_PATH: ConfiguredPath = ConfiguredPath::new("cuhandle.driver.path", DRIVER_PATH_ENV);
 static LOADED: OnceLock<std::result::Result<Driver, CudaFailure>> = OnceLock::new();
 static INITIALISED: OnceLock<std::result::Result<(), CudaFailure>> = OnceLock::new();
 
@@ -72,36 +69,45 @@ pub fn initialised() -> Result<&'static Driver> {
 }
 
 fn load() -> std::result::Result<Driver, CudaFailure> {
-    let candidates: Vec<String> = match CONFIGURED_PATH.get() {
-        Some(p) => vec![p],
-        None => DEFAULT_CANDIDATES.iter().map(|s| s.to_string()).collect(),
-    };
-    load_from(&candidates)
+    match CONFIGURED_PATH.get() {
+        Ok(Some(path)) => load_from(&[path], None),
+        Ok(None) => {
+            let folders = folders();
+            load_from(&library_search::candidates(DRIVER_NAMES, &folders), Some(&library_search::searched_places(&folders)))
+        }
+        Err(message) => Err(CudaFailure { code: CUDA_ERROR_INVALID_VALUE, operation: OPERATION.into(), message }),
+    }
 }
 
+fn folders() -> Vec<String> {
+    DRIVER_FOLDERS.iter().map(|s| s.to_string()).collect()
+}
 
-fn load_from(candidates: &[String]) -> std::result::Result<Driver, CudaFailure> {
-    let fail = |code: i32, message: String| CudaFailure { code, operation: "loading the CUDA driver library".into(), message };
+const OPERATION: &str = "loading the CUDA driver library";
+
+/// Loads the first candidate that is a usable driver. `searched` describes the default search,
+/// for the message when it found no file at all (None: the candidates are what was configured).
+fn load_from(candidates: &[String], searched: Option<&str>) -> std::result::Result<Driver, CudaFailure> {
+    let fail = |code: i32, message: String| CudaFailure { code, operation: OPERATION.into(), message };
     let tried = match shared_library::open_first(candidates, finish_load) {
-        Ok(loaded) => return loaded.map_err(|(code, message)| fail(code, message)),
+        Ok(driver) => return Ok(driver),
         Err(tried) => tried,
     };
     let absent: Vec<String> = tried.absent.iter().map(|(candidate, reason)| format!("{candidate} ({reason})")).collect();
     let choose = format!("Set -Dcuhandle.driver.path=/path/to/libcuda.so.1 or {DRIVER_PATH_ENV} to choose one");
-    if !tried.refused.is_empty() {
-        return Err(fail(
-            CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
-            format!(
-                "libcuda exists but could not be loaded: {}{}. {choose}",
-                tried.refused.join("; "),
-                if absent.is_empty() { String::new() } else { format!("; also tried: {}", absent.join("; ")) }
-            ),
-        ));
+    let also = |others: Vec<String>| if others.is_empty() { String::new() } else { format!("; also tried: {}", others.join("; ")) };
+    if let Some((code, message)) = tried.unusable.first() {
+        let others = tried.unusable[1..].iter().map(|(_, m)| m.clone()).chain(tried.refused.iter().cloned()).chain(absent.iter().cloned()).collect();
+        return Err(fail(*code, format!("{message}{}. {choose}", also(others))));
     }
-    Err(fail(
-        CUDA_ERROR_FILE_NOT_FOUND,
-        format!("libcuda was not found (is the NVIDIA driver installed?); tried: {}. {choose}", absent.join("; ")),
-    ))
+    if !tried.refused.is_empty() {
+        return Err(fail(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, format!("libcuda exists but could not be loaded: {}{}. {choose}", tried.refused.join("; "), also(absent))));
+    }
+    let what = match searched {
+        Some(places) if candidates.is_empty() => format!("no {} in {places}", DRIVER_NAMES.join(" or ")),
+        _ => absent.join("; "),
+    };
+    Err(fail(CUDA_ERROR_FILE_NOT_FOUND, format!("libcuda was not found (is the NVIDIA driver installed?); tried: {what}. {choose}")))
 }
 
 fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Result<Driver, (i32, String)> {
@@ -200,7 +206,7 @@ mod tests {
     #[test]
     fn a_missing_driver_is_an_error_listing_every_path_tried() {
         let candidates = vec!["/nonexistent/libcuda.so.1".to_string(), "/also/not/here/libcuda.so".to_string()];
-        let err = load_from(&candidates).err().map(Error::Cuda).expect("loading a nonexistent file must fail");
+        let err = load_from(&candidates, None).err().map(Error::Cuda).expect("loading a nonexistent file must fail");
         assert_eq!(err.cuda_code(), Some(CUDA_ERROR_FILE_NOT_FOUND));
         let text = err.to_string();
         assert!(text.contains("/nonexistent/libcuda.so.1") && text.contains("/also/not/here/libcuda.so"), "{text}");
@@ -211,8 +217,30 @@ mod tests {
     fn a_library_that_is_not_a_driver_is_refused_by_name_of_the_missing_symbol() {
         // libc loads fine but exports no cuInit.
         let libc = mapped_path_of("libc.so").expect("libc is mapped");
-        let err = load_from(&[libc]).err().map(Error::Cuda).expect("libc is no driver").to_string();
+        let err = load_from(&[libc], None).err().map(Error::Cuda).expect("libc is no driver").to_string();
         assert!(err.contains("lacks the driver entry point cuInit"), "{err}");
+    }
+
+    /// Issue 26 (4): a library that loaded but was no driver ended the search.
+    #[test]
+    fn a_library_without_the_driver_entry_points_does_not_end_the_search() {
+        let libc = mapped_path_of("libc.so").expect("libc is mapped");
+        let driver = "/usr/lib/x86_64-linux-gnu/libcuda.so.1".to_string();
+        if !std::path::Path::new(&driver).exists() {
+            eprintln!("skipped: no libcuda at {driver} to find after libc");
+            return;
+        }
+        let loaded = load_from(&[libc, driver], None).expect("the driver after libc is found");
+        assert!(loaded.path.contains("libcuda.so"), "{}", loaded.path);
+    }
+
+    #[test]
+    fn relative_candidates_are_never_opened_and_an_empty_search_says_where_it_looked() {
+        let err = load_from(&["libcuda.so.1".to_string()], None).err().expect("a bare name is refused");
+        assert!(err.message.contains("libcuda.so.1: not an absolute path"), "{}", err.message);
+        let err = load_from(&[], Some("/usr/lib64, the dynamic linker's cache (ldconfig)")).err().expect("nothing to load");
+        assert_eq!(err.code, CUDA_ERROR_FILE_NOT_FOUND);
+        assert!(err.message.contains("tried: no libcuda.so.1 or libcuda.so in /usr/lib64, the dynamic linker's cache"), "{}", err.message);
     }
 
     #[test]
@@ -221,7 +249,7 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let bogus = dir.join("libcuda.so.1");
         std::fs::write(&bogus, b"not an ELF file").expect("write");
-        let err = load_from(&[bogus.display().to_string(), "/nonexistent/libcuda.so.1".to_string()]).err().map(Error::Cuda).expect("refused");
+        let err = load_from(&[bogus.display().to_string(), "/nonexistent/libcuda.so.1".to_string()], None).err().map(Error::Cuda).expect("refused");
         std::fs::remove_dir_all(&dir).ok();
         assert_eq!(err.cuda_code(), Some(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED));
         let text = err.to_string();

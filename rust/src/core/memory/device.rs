@@ -12,7 +12,7 @@ use crate::core::memory::context_memory::ContextMemory;
 use crate::core::memory::uses::Uses;
 use crate::core::memory::{address_of_range, failed_allocation};
 use crate::core::raw_value;
-use crate::core::streams::{self, StreamUse};
+use crate::core::streams::{self, StreamUse, UseLog};
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 use std::sync::Arc;
 
@@ -29,6 +29,8 @@ pub struct DeviceMemory {
 enum Release {
     /// Not ours (a wrapped raw pointer) or nothing (0 bytes).
     Nothing,
+    /// A library's variable: the library frees it when unloaded, after the work noted in the log.
+    Variable(Arc<UseLog>),
     /// From `cuMemAlloc` (no memory pools): wait for the context, then `cuMemFree`.
     ContextWide,
     /// From the context's pool: `cuMemFreeAsync` after the streams that used it. `_memory` keeps
@@ -76,6 +78,14 @@ impl DeviceMemory {
         Ok(DeviceMemory { ptr, bytes, release: Release::Nothing, ctx: Arc::clone(ctx) })
     }
 
+    /// A view of a library's variable in `ctx`, whose uses are noted in the library's `log` so
+    /// that the library's unload waits for them.
+    pub fn wrap_variable(ctx: &Arc<Context>, ptr: CUdeviceptr, bytes: usize, log: &Arc<UseLog>) -> Result<DeviceMemory> {
+        let mut memory = DeviceMemory::wrap(ctx, ptr, bytes)?;
+        memory.release = Release::Variable(Arc::clone(log));
+        Ok(memory)
+    }
+
     /// Call before queuing work on `on` that reads or writes this memory (rule L3): notes the
     /// stream, so that the release waits for it, and orders a stream's first use after the
     /// allocation. Free for the allocating handle's own stream.
@@ -83,6 +93,10 @@ impl DeviceMemory {
     pub fn before_use(&self, on: &StreamUse) -> Result<()> {
         match &self.release {
             Release::InStreamOrder { uses, .. } => uses.before_use(&self.ctx, on),
+            Release::Variable(log) => {
+                log.note(&self.ctx, on);
+                Ok(())
+            }
             Release::Nothing | Release::ContextWide => Ok(()),
         }
     }
@@ -179,7 +193,7 @@ impl Drop for DeviceMemory {
     /// context-wide wait (`cuCtxSynchronize`, as `cudaFree` does). Skips the free if the context is
     /// gone: its memory went with it (H8).
     fn drop(&mut self) {
-        if matches!(self.release, Release::Nothing) || self.ptr == 0 {
+        if matches!(self.release, Release::Nothing | Release::Variable(_)) || self.ptr == 0 {
             return;
         }
         match self.ctx.activate() {

@@ -119,7 +119,7 @@ impl Drop for PinnedMemory {
         let replays = std::mem::take(&mut *self.replays.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
         let (own, foreign): (Vec<_>, Vec<_>) = replays.into_iter().partition(|(ctx, _)| ctx.id() == self.ctx.id());
         for (ctx, used) in &foreign {
-            wait_for_replay(ctx, used);
+            streams::wait_for(ctx, std::slice::from_ref(used));
         }
         match self.ctx.activate() {
             Ok(_scope) => match streams::mark(&self.ctx, own.iter().map(|(_, used)| used)) {
@@ -132,24 +132,5 @@ impl Drop for PinnedMemory {
             },
             Err(e) => log::debug!("not freeing pinned host memory at {:p}: its context is gone ({e})", block.address()),
         }
-    }
-}
-
-/// Waits on the host for the work queued so far on `used`, a stream of `ctx` (another context's
-/// graph replay of this memory).
-fn wait_for_replay(ctx: &Context, used: &StreamUse) {
-    let Ok(_scope) = ctx.activate() else { return }; // gone: its work went with it
-    match streams::mark(ctx, [used]) {
-        Ok(marks) => {
-            for &event in &marks {
-                // SAFETY: an event of the active context, just recorded by `streams::mark`.
-                let rc = unsafe { (ctx.driver().api.cuEventSynchronize)(event as cudarc::driver::sys::CUevent) };
-                if rc != 0 {
-                    log::debug!("waiting for a graph replay of pinned memory: {}", ctx.driver().describe(rc));
-                }
-            }
-            streams::give_back_events(ctx, marks);
-        }
-        Err(e) => log::warn!("waiting for a graph replay of pinned memory failed: {e}"),
     }
 }

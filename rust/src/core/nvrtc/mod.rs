@@ -2,6 +2,7 @@
 //! only compilation fails, with an error that lists what was tried and how to install it).
 
 mod api;
+mod compile_gate;
 mod program;
 mod target;
 
@@ -9,20 +10,24 @@ pub use program::{Outcome, Request};
 pub use target::{Output, Target};
 
 use crate::core::driver::{library_stem, mapped_path_of};
+use crate::core::library_search;
 use crate::core::shared_library;
 use crate::core::configured_path::ConfiguredPath;
-use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
+use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 use api::NvrtcApi;
-use std::sync::{Mutex, OnceLock};
+use compile_gate::CompileGate;
+use std::sync::OnceLock;
+use std::time::Duration;
 
 /// Environment variable naming the libnvrtc file to load (the Java property
 /// `cuhandle.nvrtc.path` takes precedence and is handed over by [`set_path`]).
 pub const NVRTC_PATH_ENV: &str = "CUHANDLE_NVRTC_PATH";
 
-/// Names for the dynamic linker's own search (LD_LIBRARY_PATH, ldconfig cache), newest first:
-/// CUDA 13 and 12 toolkits install `libnvrtc.so.13`/`.12`; Debian's 11.8 package has `.so.11.2`.
-const LINKER_NAMES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "libnvrtc.so.11.2"];
-/// Folders where toolkits put NVRTC without registering it with the dynamic linker.
+/// File names of NVRTC, newest first: CUDA 13 and 12 toolkits install `libnvrtc.so.13`/`.12`;
+/// Debian's 11.8 package has `.so.11.2`.
+const NAMES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "libnvrtc.so.11.2"];
+/// Folders where toolkits put NVRTC (searched first; `/usr/local/cuda-X.Y/lib64` come between
+/// the two, newest first), then LD_LIBRARY_PATH's absolute entries and the linker's cache.
 const FOLDERS: &[&str] = &["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"];
 
 const OPERATION: &str = "loading NVRTC (libnvrtc, for run-time compilation)";
@@ -41,11 +46,13 @@ pub struct Nvrtc {
     _library: libloading::Library,
 }
 
-static CONFIGURED_PATH: ConfiguredPath = ConfiguredPath::new(NVRTC_PATH_ENV);
+static CONFIGURED_PATH: ConfiguredPath = ConfiguredPath::new("cuhandle.nvrtc.path", NVRTC_PATH_ENV);
 static LOADED: OnceLock<std::result::Result<Nvrtc, CudaFailure>> = OnceLock::new();
-/// Compilations run one at a time: NVRTC documents concurrent use of distinct programs only from
-/// CUDA 12 on, and cuhandle also accepts 11.x. Compiling is rare (the Java side caches images).
-static COMPILING: Mutex<()> = Mutex::new(());
+/// NVRTC 11.x compilations take turns (NVRTC documents concurrent use of distinct programs only
+/// from CUDA 12 on); 12 and later compile concurrently, so one slow compile delays no other.
+static TURNS: CompileGate = CompileGate::new();
+/// How long an NVRTC 11.x compilation waits for its turn before it fails with a timeout.
+const TURN_WAIT: Duration = Duration::from_secs(300);
 
 /// Sets the libnvrtc file to load. Only effective before the first NVRTC use.
 pub fn set_path(path: Option<String>) {
@@ -56,19 +63,22 @@ pub fn set_path(path: Option<String>) {
 pub fn loaded() -> Result<&'static Nvrtc> {
     LOADED
         .get_or_init(|| {
-            let candidates = match CONFIGURED_PATH.get() {
-                Some(p) => vec![p],
-                None => default_candidates(),
-            };
-            load_from(&candidates)
+            match CONFIGURED_PATH.get() {
+                Ok(Some(path)) => load_from(&[path], None),
+                Ok(None) => {
+                    let folders = folders();
+                    load_from(&default_candidates(&folders), Some(&library_search::searched_places(&folders)))
+                }
+                Err(message) => Err(CudaFailure { code: CUDA_ERROR_INVALID_VALUE, operation: OPERATION.to_string(), message }),
+            }
         })
         .as_ref()
         .map_err(|f| Error::Cuda(f.clone()))
 }
 
-/// The linker names, then every `libnvrtc.so*` (not the builtins) in the usual folders, CUDA
-/// installations newest first (`/usr/local/cuda-13.0` before `/usr/local/cuda-12.4`).
-fn default_candidates() -> Vec<String> {
+/// The usual folders, CUDA installations newest first (`/usr/local/cuda-13.0` before
+/// `/usr/local/cuda-12.4`).
+fn folders() -> Vec<String> {
     let mut folders: Vec<String> = vec![FOLDERS[0].to_string()];
     let mut versioned: Vec<String> = std::fs::read_dir("/usr/local")
         .map(|entries| {
@@ -82,13 +92,20 @@ fn default_candidates() -> Vec<String> {
     versioned.sort_by_key(|f| std::cmp::Reverse(version_key(f)));
     folders.extend(versioned);
     folders.extend(FOLDERS[1..].iter().map(|s| s.to_string()));
-    let mut candidates: Vec<String> = LINKER_NAMES.iter().map(|s| s.to_string()).collect();
+    folders
+}
+
+/// Absolute paths only: the names in `folders`, LD_LIBRARY_PATH and the linker's cache (see
+/// `library_search`), then every other `libnvrtc.so*` (not the builtins) in `folders`.
+fn default_candidates(folders: &[String]) -> Vec<String> {
+    let mut candidates = library_search::candidates(NAMES, folders);
     for folder in folders {
-        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        let Ok(entries) = std::fs::read_dir(folder) else { continue };
         let mut files: Vec<String> = entries
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .filter(|n| n.starts_with("libnvrtc.so"))
             .map(|n| format!("{folder}/{n}"))
+            .filter(|path| !candidates.contains(path))
             .collect();
         files.sort_by_key(|f| std::cmp::Reverse(version_key(f)));
         candidates.extend(files);
@@ -102,26 +119,31 @@ fn version_key(name: &str) -> Vec<u32> {
     name.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).filter_map(|s| s.parse().ok()).collect()
 }
 
-fn load_from(candidates: &[String]) -> std::result::Result<Nvrtc, CudaFailure> {
+/// Loads the first candidate that is a usable NVRTC. `searched` describes the default search, for
+/// the message when it found no file at all (None: the candidates are what was configured).
+fn load_from(candidates: &[String], searched: Option<&str>) -> std::result::Result<Nvrtc, CudaFailure> {
     let fail = |code: i32, message: String| CudaFailure { code, operation: OPERATION.to_string(), message };
-    let (absent, refused) = match shared_library::open_first(candidates, finish_load) {
-        Ok(loaded) => return loaded.map_err(|(code, message)| fail(code, message)),
-        Err(tried) => (tried.absent.into_iter().map(|(candidate, _)| candidate).collect::<Vec<_>>(), tried.refused),
+    let tried = match shared_library::open_first(candidates, finish_load) {
+        Ok(nvrtc) => return Ok(nvrtc),
+        Err(tried) => tried,
     };
-    if !refused.is_empty() {
+    let absent: Vec<String> = tried.absent.into_iter().map(|(candidate, _)| candidate).collect();
+    let also = |others: Vec<String>| if others.is_empty() { String::new() } else { format!("; also tried: {}", others.join(", ")) };
+    if let Some((code, message)) = tried.unusable.first() {
+        let others = tried.unusable[1..].iter().map(|(_, m)| m.clone()).chain(tried.refused.iter().cloned()).chain(absent.iter().cloned()).collect();
+        return Err(fail(*code, format!("{message}{}. To compile CUDA source at run time, {INSTALL}", also(others))));
+    }
+    if !tried.refused.is_empty() {
         return Err(fail(
             CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
-            format!(
-                "libnvrtc exists but could not be loaded: {}{}. To compile CUDA source at run time, {INSTALL}",
-                refused.join("; "),
-                if absent.is_empty() { String::new() } else { format!("; also tried: {}", absent.join(", ")) }
-            ),
+            format!("libnvrtc exists but could not be loaded: {}{}. To compile CUDA source at run time, {INSTALL}", tried.refused.join("; "), also(absent)),
         ));
     }
-    Err(fail(
-        CUDA_ERROR_FILE_NOT_FOUND,
-        format!("NVRTC (libnvrtc) was not found; tried: {}. To compile CUDA source at run time, {INSTALL}", absent.join(", ")),
-    ))
+    let what = match searched {
+        Some(places) if candidates.is_empty() => format!("{} in {places}", NAMES.join(", ")),
+        _ => absent.join(", "),
+    };
+    Err(fail(CUDA_ERROR_FILE_NOT_FOUND, format!("NVRTC (libnvrtc) was not found; tried: {what}. To compile CUDA source at run time, {INSTALL}")))
 }
 
 fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Result<Nvrtc, (i32, String)> {
@@ -165,9 +187,13 @@ impl Nvrtc {
         }
     }
 
-    /// Compiles `request` for `target`; one compilation at a time in the process.
+    /// Compiles `request` for `target`: concurrently with other compilations on NVRTC 12+, else
+    /// one at a time in the process (waiting at most [`TURN_WAIT`] for the turn).
     pub fn compile(&self, request: &Request, target: &Target) -> Result<Outcome> {
-        let _one_at_a_time = COMPILING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _turn = match compile_gate::needs_turns(self.version.0) {
+            true => Some(TURNS.enter_or_fail(TURN_WAIT, &self.version_string())?),
+            false => None,
+        };
         let outcome = program::compile(&self.api, request, target)?;
         if let Outcome::Compiled { log, .. } = &outcome {
             if !log.is_empty() {
@@ -213,28 +239,38 @@ extern "C" __global__ void KERNEL_NAME(float a, const float* x, float* y, int n)
 
     #[test]
     fn a_missing_nvrtc_is_an_error_listing_the_paths_and_how_to_install() {
-        let err = Error::Cuda(load_from(&["/nonexistent/libnvrtc.so".to_string(), "libnvrtc-not-here.so.99".to_string()]).err().expect("absent"));
+        let err = Error::Cuda(load_from(&["/nonexistent/libnvrtc.so".to_string(), "/not/here/libnvrtc.so.99".to_string()], None).err().expect("absent"));
         assert_eq!(err.cuda_code(), Some(CUDA_ERROR_FILE_NOT_FOUND));
         let text = err.to_string();
-        assert!(text.contains("/nonexistent/libnvrtc.so") && text.contains("libnvrtc-not-here.so.99"), "{text}");
+        assert!(text.contains("/nonexistent/libnvrtc.so") && text.contains("/not/here/libnvrtc.so.99"), "{text}");
         assert!(text.contains("nvidia-cuda-toolkit") && text.contains("-Dcuhandle.nvrtc.path"), "{text}");
     }
 
     #[test]
     fn a_library_that_is_not_nvrtc_is_refused_by_name_of_the_missing_symbol() {
         let libc = mapped_path_of("libc.so").expect("libc is mapped");
-        let err = load_from(&[libc]).err().expect("libc is no NVRTC");
+        let err = load_from(&[libc], None).err().expect("libc is no NVRTC");
         assert_eq!(err.code, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND);
         assert!(err.message.contains("lacks the NVRTC entry point nvrtcVersion"), "{}", err.message);
     }
 
     #[test]
-    fn default_candidates_try_the_linker_names_first_newest_first() {
-        let c = default_candidates();
-        assert_eq!(&c[..4], LINKER_NAMES);
+    fn default_candidates_are_absolute_newest_first() {
+        let c = default_candidates(&folders());
+        assert!(c.iter().all(|p| p.starts_with('/')), "only absolute paths are opened: {c:?}");
         assert!(c.iter().all(|p| !p.contains("builtins")), "libnvrtc-builtins is no NVRTC: {c:?}");
         assert!(version_key("/usr/local/cuda-13.0/lib64") > version_key("/usr/local/cuda-12.9/lib64"));
         assert!(version_key("/usr/local/cuda-12.10/lib64") > version_key("/usr/local/cuda-12.9/lib64"));
+        assert_eq!(folders()[0], "/usr/local/cuda/lib64");
+    }
+
+    /// Issue 26 (4): a library that loaded but was no NVRTC ended the search.
+    #[test]
+    fn a_library_that_is_not_nvrtc_does_not_end_the_search() {
+        let Some(real) = nvrtc() else { return };
+        let libc = mapped_path_of("libc.so").expect("libc is mapped");
+        let found = load_from(&[libc, real.path.clone()], None).expect("NVRTC after libc is found");
+        assert_eq!(found.version, real.version);
     }
 
     #[test]
@@ -261,6 +297,23 @@ extern "C" __global__ void KERNEL_NAME(float a, const float* x, float* y, int n)
         };
         assert!(image.starts_with(b"\x7fELF"), "a cubin is an ELF file");
         crate::core::image::check(&image).expect("a well-formed cubin");
+    }
+
+    /// The ELF checks (image.rs) accept NVRTC's cubins for each architecture it supports, also
+    /// with line information and with device debug information (DWARF sections, relocations).
+    #[test]
+    fn nvrtcs_cubins_pass_the_elf_checks_for_every_architecture() {
+        let Some(nvrtc) = nvrtc() else { return };
+        for &arch in nvrtc.architectures.iter().filter(|&&a| a >= 70) {
+            let target = nvrtc.target(Some(&format!("sm_{arch}")), &[], false).expect("a supported architecture");
+            for extra in [None, Some("-lineinfo"), Some("-G")] {
+                let options: Vec<&str> = std::iter::once("-DKERNEL_NAME=k").chain(extra).collect();
+                let Outcome::Compiled { image, .. } = nvrtc.compile(&request(&options), &target).expect("compile") else {
+                    panic!("the kernel did not compile for sm_{arch}")
+                };
+                crate::core::image::check(&image).unwrap_or_else(|e| panic!("sm_{arch} {extra:?}: {e}"));
+            }
+        }
     }
 
     #[test]

@@ -6,11 +6,13 @@ package dev.cuhandle;
  * source), NVRTC's full log ({@link #getLog()}, whose messages name the program and line:
  * {@code saxpy.cu(12): error: identifier "x" is undefined}), the program name and the architecture compiled for.
  *
- * <p>NVRTC is not the driver: this is no {@link CudaException} and carries no {@code CUresult}. NVRTC missing or
- * unusable is a {@code CudaException} (code {@link CudaError#FILE_NOT_FOUND} ...), and options NVRTC refuses
+ * <p>It stays a {@link CudaException}, so code that handles every CUDA failure alike keeps working: its
+ * {@link #code()} is {@link CudaError#INVALID_SOURCE} (300), the driver's nearest result, and its operation
+ * {@code nvrtcCompileProgram}; NVRTC's own result is {@link #nvrtcResult()}. NVRTC missing or unusable is a
+ * plain {@code CudaException} (code {@link CudaError#FILE_NOT_FOUND} ...), and options NVRTC refuses
  * ({@code NVRTC_ERROR_INVALID_OPTION}) are {@link IllegalArgumentException}s.
  */
-public final class CompileException extends RuntimeException {
+public final class CompileException extends CudaException {
     /** {@code NVRTC_ERROR_COMPILATION}: the source has errors; the log says which. */
     public static final int NVRTC_ERROR_COMPILATION = 6;
     /** {@code NVRTC_ERROR_BUILTIN_OPERATION_FAILURE}: typically libnvrtc-builtins could not be loaded. */
@@ -52,7 +54,7 @@ public final class CompileException extends RuntimeException {
     private final String architecture;
 
     CompileException(int nvrtcResult, String nvrtcResultName, String programName, String architecture, String log) {
-        super(describe(nvrtcResult, nvrtcResultName, programName, architecture, log));
+        super(CudaError.INVALID_SOURCE.code(), "nvrtcCompileProgram", describe(nvrtcResult, nvrtcResultName, programName, architecture, log));
         this.nvrtcResult = nvrtcResult;
         this.nvrtcResultName = nvrtcResultName;
         this.log = log;

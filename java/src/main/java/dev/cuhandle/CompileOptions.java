@@ -72,7 +72,8 @@ public final class CompileOptions {
      *
      * @param name the name, e.g. {@code "saxpy.cu"}
      * @return new options
-     * @throws IllegalArgumentException if the name is empty or contains a NUL character
+     * @throws IllegalArgumentException if the name is empty or contains a control character (NUL, newline, tab
+     *     ...) or a line separator: it is logged, so it must not be able to start a line of its own
      */
     public CompileOptions programName(String name) {
         Objects.requireNonNull(name, "name");
@@ -87,7 +88,8 @@ public final class CompileOptions {
      * @param includeName the name the source includes, e.g. {@code "util.h"}
      * @param source the header's text
      * @return new options
-     * @throws IllegalArgumentException if the name is empty, or either contains a NUL character
+     * @throws IllegalArgumentException if the name is empty or contains a control character or line separator,
+     *     or the source contains a NUL character
      */
     public CompileOptions header(String includeName, String source) {
         Objects.requireNonNull(includeName, "includeName");
@@ -106,7 +108,7 @@ public final class CompileOptions {
      *
      * @param name the macro's name, e.g. {@code "USE_DOUBLE"}
      * @return new options
-     * @throws IllegalArgumentException if the name is empty or contains {@code '='}, whitespace or a NUL
+     * @throws IllegalArgumentException if the name is empty or contains {@code '='}, whitespace or a control
      *     character
      */
     public CompileOptions define(String name) {
@@ -122,16 +124,14 @@ public final class CompileOptions {
      * @param value its replacement text, e.g. {@code "256"} (passed to NVRTC as one argument: no shell quoting
      *     is needed)
      * @return new options
-     * @throws IllegalArgumentException if the name is empty or contains {@code '='}, whitespace or a NUL
-     *     character, or the value contains a NUL character
+     * @throws IllegalArgumentException if the name is empty or contains {@code '='}, whitespace or a control
+     *     character, or the value contains a control character or line separator
      */
     public CompileOptions define(String name, String value) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(value, "value");
         checkMacroName(name);
-        if (value.indexOf('\0') >= 0) {
-            throw new IllegalArgumentException("the value of macro " + name + " contains a NUL character");
-        }
+        requireNoControlCharacters(value, "the value of macro " + name);
         return withDefine("-D" + name + "=" + value);
     }
 
@@ -158,7 +158,7 @@ public final class CompileOptions {
      *
      * @param standard e.g. {@code "c++17"} or {@code "c++20"}
      * @return new options
-     * @throws IllegalArgumentException if {@code standard} is empty or contains whitespace or a NUL character
+     * @throws IllegalArgumentException if {@code standard} is empty or contains whitespace or a control character
      */
     public CompileOptions standard(String standard) {
         Objects.requireNonNull(standard, "standard");
@@ -176,7 +176,8 @@ public final class CompileOptions {
      *
      * @param flags the flags
      * @return new options
-     * @throws IllegalArgumentException if a flag is empty, contains a NUL character or selects the architecture
+     * @throws IllegalArgumentException if a flag is empty, contains a control character or line separator, or
+     *     selects the architecture
      *     ({@code -arch}, {@code --gpu-architecture}: use {@link #architecture(String)})
      */
     public CompileOptions flag(String... flags) {
@@ -280,9 +281,27 @@ public final class CompileOptions {
         return all;
     }
 
+    /**
+     * Names, flags and define values reach log records and exception messages (the program name heads NVRTC's log,
+     * {@link #toString()} lists the rest), so none may hold a control character or a line separator: a name
+     * with {@code "\nSEVERE: ..."} would forge a log record of its own.
+     */
     private static void requireText(String s, String what) {
-        if (s.isEmpty() || s.indexOf('\0') >= 0) {
-            throw new IllegalArgumentException(what + " '" + s.replace("\0", "\\0") + "' " + (s.isEmpty() ? "is empty" : "contains a NUL character"));
+        if (s.isEmpty()) {
+            throw new IllegalArgumentException(what + " is empty");
+        }
+        requireNoControlCharacters(s, what);
+    }
+
+    private static void requireNoControlCharacters(String s, String what) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
+                String shown = s.codePoints().mapToObj(cp -> Character.isISOControl(cp) || cp == 0x2028 || cp == 0x2029
+                        ? String.format("\\u%04X", cp) : new String(Character.toChars(cp))).collect(java.util.stream.Collectors.joining());
+                throw new IllegalArgumentException(what + " '" + shown + "' contains " + (c == 0 ? "a NUL character" : "a control character")
+                        + String.format(" (U+%04X at index %d); names, flags and define values must be printable text", (int) c, i));
+            }
         }
     }
 

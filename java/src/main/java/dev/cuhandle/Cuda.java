@@ -45,8 +45,10 @@ public final class Cuda {
     }
 
     /**
-     * The libcuda file that was loaded (chosen by {@code -Dcuhandle.driver.path}, the environment variable
-     * {@code CUHANDLE_DRIVER_PATH}, or the system's library search).
+     * The libcuda file that was loaded: chosen by {@code -Dcuhandle.driver.path} or the environment variable
+     * {@code CUHANDLE_DRIVER_PATH} (an absolute path, trusted configuration: see docs/security.md), else found in
+     * the usual driver folders, the absolute entries of {@code LD_LIBRARY_PATH} or the dynamic linker's cache
+     * (never the current folder; a library without the driver's entry points is skipped).
      *
      * @return the path or library name that was loaded
      * @throws CudaException if the native library or the driver cannot be loaded

@@ -3,29 +3,63 @@ package dev.cuhandle;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The optional on-disk cache of NVRTC's images, so that a compile survives the process: off unless
  * {@code -Dcuhandle.compileCache.dir=<folder>} names a folder, or {@code -Dcuhandle.compileCache=disk} asks for
  * the user's cache folder ({@code $XDG_CACHE_HOME/cuhandle/nvrtc}, else {@code ~/.cache/cuhandle/nvrtc}). Entries
  * are named by the compilation's key ({@link RuntimeCompiler#key}); each holds the image after its own SHA-256, so
- * a truncated or altered file is a miss (and is deleted), never a bad image. Writes go to a temporary file that is
- * renamed into place, so concurrent JVMs never read half an entry. Every I/O failure is a logged miss: the cache
- * can only make compiling faster, never make it fail.
+ * a truncated or altered file is a miss (and is deleted), never a bad image.
+ *
+ * <p>An entry is code this process will run, and its SHA-256 only detects damage (anyone can compute it), so the
+ * folder is checked on every use ({@link TrustedFolder}, {@link TrustedFolder.Use#CACHE}): owned by this user,
+ * writable by nobody else, and so is every folder above it; each entry must be this user's own regular file.
+ * A folder that fails is not used at all, with one warning per folder (compiling goes on without the cache).
+ *
+ * <p>The cache is bounded: entries are at most {@link #MAX_ENTRY_BYTES}, a file's size is checked before anything
+ * is allocated for it, and {@link DiskCacheBudget} keeps the folder under {@code -Dcuhandle.compileCache.maxBytes}
+ * (least recently used out first) and removes temporary files that writers left behind. Writes go to a temporary
+ * file, created exclusively and written through its own channel, then renamed into place, so concurrent JVMs
+ * never read half an entry. Every failure, of any kind, is a logged miss: the cache can only make compiling
+ * faster, never make it fail.
  */
 final class DiskImageCache {
     static final String DIR_PROPERTY = "cuhandle.compileCache.dir";
     static final String MODE_PROPERTY = "cuhandle.compileCache";
+    static final String MAX_BYTES_PROPERTY = "cuhandle.compileCache.maxBytes";
+    /** The folder's default cap, as the CUDA driver's own JIT cache ({@code CUDA_CACHE_MAXSIZE}). */
+    static final long DEFAULT_MAX_BYTES = 256L << 20;
+    /**
+     * The largest image kept: NVRTC's images of one architecture come nowhere near it, and a larger file is no entry
+     * of ours (reading it whole could exhaust the heap).
+     */
+    static final long MAX_ENTRY_BYTES = 64L << 20;
     private static final int DIGEST_BYTES = 32;
+    private static final String ENTRY_SUFFIX = ".img";
+    private static final String TEMP_SUFFIX = ".tmp";
+
+    /** Folders already warned about (exactly one warning per folder and process). */
+    private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
+    private static final DiskCacheBudget BUDGET = new DiskCacheBudget();
 
     private DiskImageCache() {}
 
@@ -33,82 +67,187 @@ final class DiskImageCache {
     static Path folder() {
         String dir = System.getProperty(DIR_PROPERTY);
         if (dir != null && !dir.isEmpty()) {
-            return Paths.get(dir);
+            return Paths.get(dir).toAbsolutePath();
         }
         if (!"disk".equals(System.getProperty(MODE_PROPERTY))) {
             return null;
         }
         String xdg = System.getenv("XDG_CACHE_HOME");
         Path base = xdg != null && !xdg.isEmpty() ? Paths.get(xdg) : Paths.get(System.getProperty("user.home"), ".cache");
-        return base.resolve("cuhandle").resolve("nvrtc");
+        return base.resolve("cuhandle").resolve("nvrtc").toAbsolutePath();
     }
 
-    /** The image stored under {@code key}, or null (off, absent, unreadable or damaged). */
+    /** The folder's cap in bytes: {@code -Dcuhandle.compileCache.maxBytes} (e.g. {@code 1073741824}, {@code 512m}, {@code 2g}). */
+    static long maxBytes() {
+        String value = System.getProperty(MAX_BYTES_PROPERTY);
+        if (value == null || value.isEmpty()) {
+            return DEFAULT_MAX_BYTES;
+        }
+        String v = value.trim().toLowerCase(Locale.ROOT);
+        int shift = v.endsWith("k") ? 10 : v.endsWith("m") ? 20 : v.endsWith("g") ? 30 : 0;
+        try {
+            long n = Long.parseLong(shift == 0 ? v : v.substring(0, v.length() - 1));
+            if (n > 0 && n <= (Long.MAX_VALUE >> shift)) {
+                return n << shift;
+            }
+        } catch (NumberFormatException e) {
+            // warned below
+        }
+        warnOnce(MAX_BYTES_PROPERTY, "-D" + MAX_BYTES_PROPERTY + "=" + value + " is not a positive number of bytes (e.g. 268435456, 256m, 1g); using "
+                + DEFAULT_MAX_BYTES);
+        return DEFAULT_MAX_BYTES;
+    }
+
+    /** The image stored under {@code key}, or null (off, untrusted, absent, unreadable, oversized or damaged). */
     static byte[] get(String key) {
         Path dir = folder();
-        if (dir == null) {
+        if (dir == null || !Files.exists(dir)) {
             return null;
         }
-        Path file = dir.resolve(key + ".img");
-        try {
-            if (!Files.isRegularFile(file)) {
-                return null;
-            }
-            byte[] stored = Files.readAllBytes(file);
-            if (stored.length > DIGEST_BYTES) {
-                byte[] image = Arrays.copyOfRange(stored, DIGEST_BYTES, stored.length);
-                if (Arrays.equals(sha256(image), Arrays.copyOf(stored, DIGEST_BYTES))) {
-                    return image;
-                }
-            }
-            NativeLog.logger().log(Level.WARNING, "cuhandle: the compile cache entry " + file + " is damaged; deleting it and compiling again");
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            NativeLog.logger().log(Level.DEBUG, "cuhandle: reading the compile cache entry " + file + " failed: " + e);
+        Path trusted = trusted(dir);
+        if (trusted == null) {
+            return null;
         }
-        return null;
+        Path file = trusted.resolve(key + ENTRY_SUFFIX);
+        try {
+            // Before opening: a regular file of this user's (opening a FIFO or device could block or worse).
+            String untrusted = TrustedFolder.fileProblem(file);
+            if (untrusted != null) {
+                return discard(file, untrusted);
+            }
+            return read(file);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (IOException | RuntimeException | OutOfMemoryError e) {
+            // OutOfMemoryError too: an entry within MAX_ENTRY_BYTES may still not fit a small heap.
+            NativeLog.logger().log(Level.DEBUG, "cuhandle: reading the compile cache entry " + file + " failed: " + e);
+            return null;
+        }
     }
 
-    /** Stores {@code image} under {@code key} if the cache is on; failures are logged and otherwise ignored. */
+    /** The image in an entry of a trusted folder, or null (deleted) when its size or SHA-256 is wrong. */
+    private static byte[] read(Path file) throws IOException {
+        try (SeekableByteChannel in = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            long size = in.size();
+            if (size <= DIGEST_BYTES || size > DIGEST_BYTES + MAX_ENTRY_BYTES) {
+                return discard(file, "it has " + size + " bytes; an entry has more than " + DIGEST_BYTES + " and at most " + (DIGEST_BYTES + MAX_ENTRY_BYTES));
+            }
+            ByteBuffer stored = ByteBuffer.allocate((int) size);
+            while (stored.hasRemaining() && in.read(stored) >= 0) {
+                // read until full or end of file
+            }
+            if (stored.hasRemaining()) {
+                return discard(file, "it shrank while it was read");
+            }
+            byte[] bytes = stored.array();
+            byte[] image = Arrays.copyOfRange(bytes, DIGEST_BYTES, bytes.length);
+            if (!Arrays.equals(sha256(image), Arrays.copyOf(bytes, DIGEST_BYTES))) {
+                return discard(file, "its SHA-256 does not match (a damaged entry)");
+            }
+            // The budget removes the least recently used first: a hit makes an entry recent.
+            Files.setLastModifiedTime(file, FileTime.fromMillis(System.currentTimeMillis()));
+            return image;
+        }
+    }
+
+    /** Stores {@code image} under {@code key} if the cache is on and its folder trusted; failures are logged and otherwise ignored. */
     static void put(String key, byte[] image) {
         Path dir = folder();
         if (dir == null) {
             return;
         }
+        long entryBytes = DIGEST_BYTES + (long) image.length;
+        long cap = maxBytes();
+        if (image.length > MAX_ENTRY_BYTES || entryBytes > cap) {
+            NativeLog.logger().log(Level.DEBUG, "cuhandle: an image of " + image.length + " bytes is not kept in the compile cache (cap " + cap + " bytes)");
+            return;
+        }
         Path temp = null;
         try {
-            if (!Files.isDirectory(dir)) {
-                Files.createDirectories(dir);
-                setOwnerOnly(dir);
+            if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
-            temp = Files.createTempFile(dir, key, ".tmp");
-            Files.write(temp, ByteBuffer.allocate(DIGEST_BYTES + image.length).put(sha256(image)).put(image).array());
+            Path trusted = trusted(dir);
+            if (trusted == null) {
+                return;
+            }
+            BUDGET.makeRoom(trusted, entryBytes, cap);
+            temp = trusted.resolve(key + "." + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + TEMP_SUFFIX);
+            // CREATE_NEW never opens (or follows a link to) a file that is there already.
+            try (SeekableByteChannel out = Files.newByteChannel(temp, EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+                ByteBuffer bytes = ByteBuffer.allocate((int) entryBytes).put(sha256(image)).put(image);
+                bytes.flip();
+                while (bytes.hasRemaining()) {
+                    out.write(bytes);
+                }
+            }
+            Path entry = trusted.resolve(key + ENTRY_SUFFIX);
             try {
-                Files.move(temp, dir.resolve(key + ".img"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                Files.move(temp, entry, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temp, dir.resolve(key + ".img"), StandardCopyOption.REPLACE_EXISTING);
+                Files.move(temp, entry, StandardCopyOption.REPLACE_EXISTING);
             }
             temp = null;
-        } catch (IOException | RuntimeException e) {
+            BUDGET.added(trusted, entryBytes);
+        } catch (IOException | RuntimeException | OutOfMemoryError e) {
             NativeLog.logger().log(Level.DEBUG, "cuhandle: writing to the compile cache " + dir + " failed: " + e);
         } finally {
             if (temp != null) {
                 try {
                     Files.deleteIfExists(temp);
                 } catch (IOException ignored) {
-                    // The entry was not written; a stray temporary file is harmless.
+                    // Left for the budget's removal of stale temporary files.
                 }
             }
         }
     }
 
-    /** Other users must not plant images in a cache folder we made (they would run as this user's kernels). */
-    private static void setOwnerOnly(Path dir) {
-        try {
-            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-        } catch (IOException | UnsupportedOperationException e) {
-            NativeLog.logger().log(Level.DEBUG, "cuhandle: cannot restrict " + dir + " to its owner: " + e);
+    /** The folder as the kernel resolves it if it passes the trust checks, else null (after the folder's one warning). */
+    private static Path trusted(Path dir) {
+        String problem = TrustedFolder.problem(dir, TrustedFolder.Use.CACHE);
+        if (problem != null) {
+            warnOnce(dir.toString(), "cuhandle: the compile cache folder " + dir + " is not used: " + problem
+                    + ". Another user could plant compiled code there that this process would run; compiling goes on without the disk cache"
+                    + " (see docs/security.md)");
+            return null;
         }
+        try {
+            return dir.toRealPath();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static void warnOnce(String subject, String message) {
+        if (WARNED.add(subject)) {
+            NativeLog.logger().log(Level.WARNING, message);
+        }
+    }
+
+    /** A miss for an entry that must not be used: it is deleted (the folder is this user's own), and null returned. */
+    private static byte[] discard(Path file, String why) {
+        NativeLog.logger().log(Level.WARNING, "cuhandle: the compile cache entry " + file + " is not used (" + why + "); deleting it and compiling again");
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException | RuntimeException e) {
+            NativeLog.logger().log(Level.DEBUG, "cuhandle: deleting " + file + " failed: " + e);
+        }
+        return null;
+    }
+
+    /** Whether {@code name} is an entry's file name (64 hex digits + ".img"). */
+    static boolean isEntryName(String name) {
+        return name.length() == 64 + ENTRY_SUFFIX.length() && name.endsWith(ENTRY_SUFFIX) && isHex(name.substring(0, 64));
+    }
+
+    /** Whether {@code name} is the name of a temporary file {@link #put} writes (key, ".", random, ".tmp"). */
+    static boolean isTempName(String name) {
+        return name.length() > 66 + TEMP_SUFFIX.length() && name.endsWith(TEMP_SUFFIX) && name.charAt(64) == '.' && isHex(name.substring(0, 64));
+    }
+
+    private static boolean isHex(String s) {
+        return s.chars().allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
     }
 
     private static byte[] sha256(byte[] bytes) {

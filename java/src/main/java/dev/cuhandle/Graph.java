@@ -31,6 +31,7 @@ public final class Graph implements AutoCloseable {
     /** Native pointers of the device and host buffers among {@link #resources}, for the replay's use tracking. */
     private final long[] bufferPointers;
     private final long[] hostPointers;
+    private final long[] libraryPointers;
 
     Graph(Handle capturedBy, long pointer, List<Object> resources) {
         long[] info;
@@ -46,6 +47,7 @@ public final class Graph implements AutoCloseable {
         this.resources = resources;
         this.bufferPointers = resources.stream().filter(r -> r instanceof DeviceBuffer).mapToLong(r -> ((DeviceBuffer) r).nativePointer()).toArray();
         this.hostPointers = resources.stream().filter(r -> r instanceof HostBuffer).mapToLong(r -> ((HostBuffer) r).nativePointer()).toArray();
+        this.libraryPointers = resources.stream().filter(r -> r instanceof Library).mapToLong(r -> ((Library) r).nativePointer()).toArray();
         this.state = NativeObject.register(this, pointer, "Graph", NativeApi::graphDestroy);
     }
 
@@ -106,7 +108,7 @@ public final class Graph implements AutoCloseable {
     /** Enters resources {@code index..} (recursively, so that each entered one is exited), then launches. */
     private void launchHoldingResources(long g, long h, Handle handle, int index) {
         if (index == resources.size()) {
-            NativeApi.graphLaunch(g, h, bufferPointers, hostPointers);
+            NativeApi.graphLaunch(g, h, bufferPointers, hostPointers, libraryPointers);
             return;
         }
         Object resource = resources.get(index);

@@ -453,7 +453,12 @@ public final class Handle implements AutoCloseable {
     DeviceBuffer wrapVariable(long address, long bytes, String what, Library library) {
         long h = enter();
         try {
-            return new DeviceBuffer(this, NativeApi.bufferWrap(h, address, bytes), bytes, what, library);
+            long lib = library.enter();
+            try {
+                return new DeviceBuffer(this, NativeApi.bufferWrapVariable(h, lib, address, bytes), bytes, what, library);
+            } finally {
+                library.exit();
+            }
         } finally {
             exit();
         }

@@ -475,7 +475,7 @@ public final class KernelLaunch {
                         checkCluster(handle.device(), h, function);
                     }
                     NativeApi.launch(h, function, gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz,
-                            slotsAddress + MEMORY, memoryCount);
+                            slotsAddress + MEMORY, memoryCount, lib);
                 } finally {
                     exitBuffers(entered);
                 }

@@ -117,9 +117,11 @@ public final class Library implements AutoCloseable {
     }
 
     /**
-     * Loads PTX text, a cubin or a fatbin from a file with {@code cuLibraryLoadFromFile}: the driver reads the
-     * file itself, no copy of the image passes through Java. The native side checks the file's structure first,
-     * as for an in-memory image.
+     * Loads PTX text, a cubin or a fatbin from a file. The native side reads the file once, checks its structure
+     * as for an in-memory image, and hands the driver those very bytes ({@code cuLibraryLoadData}): no second read
+     * could load something other than what was checked. No copy of the image passes through Java. A module image
+     * is code that runs on the GPU with this process's rights: load files only from folders you trust
+     * (docs/security.md).
      *
      * @param file the module image
      * @return the loaded library
@@ -133,7 +135,7 @@ public final class Library implements AutoCloseable {
     }
 
     /**
-     * Loads a module file with JIT options ({@code cuLibraryLoadFromFile}); see {@link #load(Path)}.
+     * Loads a module file with JIT options; see {@link #load(Path)}.
      * {@link LoadOptions#binaryIsPreserved(boolean)} does not apply to files.
      *
      * @param file the module image
@@ -209,14 +211,22 @@ public final class Library implements AutoCloseable {
      * version) is kept in a bounded in-process cache and reused without calling NVRTC again; every call still
      * loads and returns a new {@code Library}, which the caller closes independently of any other. With
      * {@code -Dcuhandle.compileCache=disk} (the user's cache folder) or {@code -Dcuhandle.compileCache.dir=<folder>}
-     * images are also kept on disk and reused by later processes.
+     * images are also kept on disk and reused by later processes. That folder must be private: it is used only
+     * while it and every folder above it are owned by this user (or root, above it) and writable by no one else
+     * (a sticky folder such as {@code /tmp} may be above it); otherwise the disk cache is off, with one warning.
+     * It holds at most {@code -Dcuhandle.compileCache.maxBytes} (default 256 MiB; least recently used entries go
+     * first). See docs/security.md.
      *
-     * <p><b>Threads:</b> callable from any thread. NVRTC compilations run one at a time in the process (older
-     * NVRTC releases do not document concurrent use); cache hits and library loads do not wait for them. Two
-     * threads compiling the same uncached inputs at once may both compile.
+     * <p><b>Threads:</b> callable from any thread. With NVRTC 12 or later compilations run concurrently; with
+     * NVRTC 11.x they take turns in the process (those releases do not document concurrent use), and a compile
+     * that waited 5 minutes for its turn fails with a {@link CudaException} ({@link CudaError#TIMEOUT}). Cache
+     * hits and library loads never wait for compilations. Two threads compiling the same uncached inputs at once
+     * may both compile.
      *
-     * <p>NVRTC is optional: it is looked for on first use ({@code -Dcuhandle.nvrtc.path}, then
-     * {@code libnvrtc.so.13}, {@code .12}, {@code libnvrtc.so}, {@code .11.2} and the usual CUDA folders).
+     * <p>NVRTC is optional: it is looked for on first use ({@code -Dcuhandle.nvrtc.path} or
+     * {@code CUHANDLE_NVRTC_PATH}, an absolute path; else {@code libnvrtc.so.13}, {@code .12}, {@code libnvrtc.so},
+     * {@code .11.2} in the usual CUDA folders, the absolute entries of {@code LD_LIBRARY_PATH} and the dynamic
+     * linker's cache; never the current folder).
      *
      * @param cudaSource the CUDA C++ source
      * @param options how to compile, e.g. {@link CompileOptions#defaults()}
@@ -335,6 +345,11 @@ public final class Library implements AutoCloseable {
         return state.enter();
     }
 
+    /** The native pointer, for a graph that holds the library open while it replays. */
+    long nativePointer() {
+        return state.pointer();
+    }
+
     void exit() {
         state.exit();
         Reference.reachabilityFence(this);
@@ -428,9 +443,12 @@ public final class Library implements AutoCloseable {
 
     /**
      * Unloads the library once the calls in flight on it (launches of its kernels, lookups, {@link #global},
-     * {@link ManagedVariable#view}) have returned; later calls throw {@link IllegalStateException}. Every view of
-     * its variables is closed with it, also one that such a call in flight hands out: later uses of a view throw
-     * {@link IllegalStateException}, never reach unloaded memory. Idempotent.
+     * {@link ManagedVariable#view}) have returned and the GPU work they queued is done: kernels still queued or
+     * running, graph replays still queued that launch its kernels, and copies to or from its variables (the
+     * host waits for the streams that work is on, and only for those; rule L7 of docs/design.md), so code or
+     * variables the GPU still uses are never unloaded. Later calls throw {@link IllegalStateException}. Every
+     * view of its variables is closed with it, also one that such a call in flight hands out: later uses of a
+     * view throw {@link IllegalStateException}, never reach unloaded memory. Idempotent.
      */
     @Override
     public void close() {

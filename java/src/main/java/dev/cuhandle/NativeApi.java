@@ -83,6 +83,9 @@ final class NativeApi {
 
     static native long bufferWrap(long handle, long address, long bytes);
 
+    /** A view of a library variable at {@code address}: its uses are noted for the library's unload. */
+    static native long bufferWrapVariable(long handle, long library, long address, long bytes);
+
     static native long bufferAddress(long buffer);
 
     static native long bufferContextId(long buffer);
@@ -137,7 +140,7 @@ final class NativeApi {
     static native int kernelMaxClusterSize(long handle, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes);
 
     static native void launch(long handle, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, long params, int argCount,
-            boolean cooperative, int clusterX, int clusterY, int clusterZ, long memory, int memoryCount);
+            boolean cooperative, int clusterX, int clusterY, int clusterZ, long memory, int memoryCount, long library);
 
     static native long[] libraryGlobal(long handle, long library, String name);
 
@@ -156,7 +159,7 @@ final class NativeApi {
     /** [context id, node count] */
     static native long[] graphInfo(long graph);
 
-    static native void graphLaunch(long graph, long handle, long[] buffers, long[] pinned);
+    static native void graphLaunch(long graph, long handle, long[] buffers, long[] pinned, long[] libraries);
 
     static native void graphDestroy(long graph);
 

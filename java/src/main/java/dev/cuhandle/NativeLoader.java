@@ -2,12 +2,16 @@ package dev.cuhandle;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.WritableByteChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -19,9 +23,12 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Loads libcuhandle: from {@code -Dcuhandle.library.path} if set, else extracted from the JAR to
- * a uniquely named temporary file (safe with concurrent JVMs; directory from
- * {@code -Dcuhandle.tmpdir}, default {@code java.io.tmpdir}). Every path tried is reported.
+ * Loads libcuhandle: from {@code -Dcuhandle.library.path} if set (an absolute path: it is trusted configuration,
+ * see docs/security.md), else extracted from the JAR to a uniquely named temporary file (safe with concurrent
+ * JVMs) in {@code -Dcuhandle.tmpdir}, default {@code java.io.tmpdir}. The folder must be one no other user can
+ * write to, except a sticky one such as {@code /tmp} ({@link TrustedFolder}); the file is created exclusively,
+ * written through the channel of that create, and checked to be the same file before it is loaded. Every path
+ * tried, and every folder refused with why, is reported.
  */
 final class NativeLoader {
     static final String PATH_PROPERTY = "cuhandle.library.path";
@@ -63,7 +70,12 @@ final class NativeLoader {
         List<String> tried = new ArrayList<>();
         String override = System.getProperty(PATH_PROPERTY);
         if (override != null && !override.isEmpty()) {
-            Path p = Paths.get(override).toAbsolutePath();
+            Path p = Paths.get(override);
+            if (!p.isAbsolute()) {
+                // It chooses the code this process runs: a relative path would depend on the working directory.
+                tried.add(override + " (-D" + PATH_PROPERTY + "): not an absolute path; name the file from the root");
+                throw failure(tried, null);
+            }
             try {
                 long t0 = System.nanoTime();
                 System.load(p.toString());
@@ -74,74 +86,154 @@ final class NativeLoader {
             }
         }
         String resource = resourceName();
-        Path extracted = null;
         long t0 = System.nanoTime();
         try (InputStream in = NativeLoader.class.getResourceAsStream(resource)) {
             if (in == null) {
                 tried.add("class path resource " + resource + ": not found (this JAR has no native library for " + platform() + ")");
                 throw failure(tried, null);
             }
-            String dir = System.getProperty(TMPDIR_PROPERTY, System.getProperty("java.io.tmpdir"));
-            extracted = createOwnerOnlyFile(Paths.get(dir));
-            writeInto(in, extracted);
-            long t1 = System.nanoTime();
-            System.load(extracted.toString());
-            return new Loaded("class path resource " + resource + " (extracted to " + extracted + ", a temporary copy deleted once loaded)",
-                    t1 - t0, System.nanoTime() - t1);
-        } catch (IOException | UnsatisfiedLinkError e) {
-            tried.add((extracted != null ? extracted.toString() : resource) + ": " + e);
-            throw failure(tried, e);
-        } finally {
-            // Linux keeps the mapping after unlink: nothing is left behind, even on a crash.
-            if (extracted != null) {
-                try {
-                    Files.deleteIfExists(extracted);
-                } catch (IOException ignored) {
-                    extracted.toFile().deleteOnExit();
+            List<String> refused = new ArrayList<>();
+            Path dir = extractionFolder(refused);
+            if (dir == null) {
+                tried.add("no folder is safe to extract " + resource + " into: " + String.join("; ", refused));
+                throw failure(tried, null);
+            }
+            Extracted extracted = null;
+            try {
+                extracted = extract(in, dir);
+                extracted.verifyUnchanged();
+                long t1 = System.nanoTime();
+                System.load(extracted.file.toString());
+                return new Loaded("class path resource " + resource + " (extracted to " + extracted.file + ", a temporary copy deleted once loaded"
+                        + (refused.isEmpty() ? "" : "; not into " + String.join("; ", refused)) + ")", t1 - t0, System.nanoTime() - t1);
+            } catch (IOException | UnsatisfiedLinkError e) {
+                tried.add((extracted != null ? extracted.file.toString() : dir.toString()) + ": " + e);
+                throw failure(tried, e);
+            } finally {
+                // Linux keeps the mapping after unlink: nothing is left behind, even on a crash.
+                if (extracted != null) {
+                    extracted.delete();
                 }
+            }
+        } catch (IOException e) {
+            tried.add(resource + ": " + e);
+            throw failure(tried, e);
+        }
+    }
+
+    /**
+     * The folder to extract into: {@code -Dcuhandle.tmpdir}, else (or when it fails the checks) {@code java.io.tmpdir},
+     * whichever first passes {@link TrustedFolder}'s checks for {@link TrustedFolder.Use#EXTRACTION}; null when none
+     * does. Each folder refused is added to {@code refused} with why, and a refused {@code -Dcuhandle.tmpdir} is
+     * logged: in a folder other users can write, one of them could swap the library before it is loaded.
+     */
+    static Path extractionFolder(List<String> refused) {
+        String configured = System.getProperty(TMPDIR_PROPERTY);
+        String temp = System.getProperty("java.io.tmpdir");
+        List<String> folders = new ArrayList<>();
+        if (configured != null && !configured.isEmpty()) {
+            folders.add(configured);
+        }
+        if (temp != null && !temp.isEmpty() && !folders.contains(temp)) {
+            folders.add(temp);
+        }
+        for (String folder : folders) {
+            Path dir = Paths.get(folder).toAbsolutePath();
+            String problem = Files.isDirectory(dir) ? TrustedFolder.problem(dir, TrustedFolder.Use.EXTRACTION) : dir + " is not a directory";
+            if (problem == null) {
+                if (!refused.isEmpty()) {
+                    NativeLog.logger().log(System.Logger.Level.WARNING, "cuhandle: the native library is extracted to " + dir + ", not into "
+                            + String.join("; ", refused) + " (see docs/security.md)");
+                }
+                return dir;
+            }
+            refused.add((folder.equals(configured) ? "-D" + TMPDIR_PROPERTY + "=" : "java.io.tmpdir=") + folder + " (" + problem + ")");
+        }
+        return null;
+    }
+
+    /** The library written to a new file, and that file's identity (device and inode) from when it was created. */
+    static final class Extracted {
+        final Path file;
+        private final Object identity;
+        private final long size;
+
+        Extracted(Path file, Object identity, long size) {
+            this.file = file;
+            this.identity = identity;
+            this.size = size;
+        }
+
+        /**
+         * Throws unless the path still names the file that was created and written: same device and inode, a
+         * regular file (not a link) of the written size, writable by its owner alone. The folder passed the trust
+         * checks, so nobody else can rename a file over it; this is the check that it really did not happen.
+         */
+        void verifyUnchanged() throws IOException {
+            BasicFileAttributes now = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            String problem = TrustedFolder.fileProblem(file);
+            if (identity == null || !identity.equals(now.fileKey()) || now.size() != size || problem != null) {
+                throw new IOException(file + " was replaced between being written and being loaded (identity " + identity + " -> " + now.fileKey()
+                        + ", " + size + " -> " + now.size() + " bytes" + (problem != null ? ", " + problem : "") + "); not loading it");
+            }
+        }
+
+        void delete() {
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException ignored) {
+                file.toFile().deleteOnExit();
             }
         }
     }
 
     /**
-     * Creates a new, empty file readable and writable by the owner only ({@code open} with
-     * {@code O_CREAT|O_EXCL}, mode 0600), named {@code libcuhandle-<random>.so}. Unlike
-     * {@code Files.createTempFile} it needs no {@code SecureRandom}, whose set-up costs a fresh JVM
-     * about 10 ms: the name needs no secrecy, because an exclusive create never opens (or follows a
-     * link to) a file someone else made; a name taken already is retried with another.
-     * Falls back to {@code createTempFile} where the file system has no POSIX permissions.
+     * Creates a new file readable and writable by the owner only ({@code open} with {@code O_CREAT|O_EXCL}, mode
+     * 0600), named {@code libcuhandle-<random>.so}, and writes {@code in} into it through the channel of that very
+     * create: the file is never opened again by its name before it is loaded, so no one can swap what gets written.
+     * Unlike {@code Files.createTempFile} it needs no {@code SecureRandom}, whose set-up costs a fresh JVM about
+     * 10 ms: the name needs no secrecy, because an exclusive create never opens (or follows a link to) a file
+     * someone else made; a name taken already is retried with another.
      */
-    static Path createOwnerOnlyFile(Path dir) throws IOException {
+    static Extracted extract(InputStream in, Path dir) throws IOException {
         FileAttribute<Set<PosixFilePermission>> ownerOnly = PosixFilePermissions.asFileAttribute(
                 EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE));
         for (int attempt = 0; ; attempt++) {
             Path file = dir.resolve("libcuhandle-" + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + ".so");
+            FileChannel out;
             try {
-                return Files.createFile(file, ownerOnly);
+                out = FileChannel.open(file, EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), ownerOnly);
             } catch (FileAlreadyExistsException taken) {
                 if (attempt == 99) {
                     throw taken;
                 }
-            } catch (UnsupportedOperationException noPosix) {
-                return Files.createTempFile(dir, "libcuhandle-", ".so");
+                continue;
+            }
+            try (FileChannel channel = out) {
+                Object identity = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+                long size = writeInto(in, channel);
+                return new Extracted(file, identity, size);
+            } catch (IOException | RuntimeException e) {
+                Files.deleteIfExists(file);
+                throw e;
             }
         }
     }
 
-    /**
-     * Writes into the file {@code createOwnerOnlyFile} made (owner-only permissions) without replacing
-     * it: {@code Files.copy(..., REPLACE_EXISTING)} deletes and recreates it with the umask's
-     * permissions, leaving a window in which another user could swap the library.
-     */
-    static void writeInto(InputStream in, Path file) throws IOException {
-        try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            // A 64 KiB buffer instead of transferTo's 8 KiB one: the JAR entry is inflated straight
-            // into it in fewer calls (fresh JDK 17 JVMs, 2.7 MB library: 14 ms -> 11 ms; 1 MiB: no better).
-            byte[] buffer = new byte[COPY_BUFFER_BYTES];
-            for (int n; (n = in.read(buffer)) != -1; ) {
-                out.write(buffer, 0, n);
+    /** Copies {@code in} to {@code out}; returns the number of bytes. */
+    static long writeInto(InputStream in, WritableByteChannel out) throws IOException {
+        // A 64 KiB buffer instead of transferTo's 8 KiB one: the JAR entry is inflated straight
+        // into it in fewer calls (fresh JDK 17 JVMs, 2.7 MB library: 14 ms -> 11 ms; 1 MiB: no better).
+        byte[] buffer = new byte[COPY_BUFFER_BYTES];
+        long total = 0;
+        for (int n; (n = in.read(buffer)) != -1; ) {
+            ByteBuffer chunk = ByteBuffer.wrap(buffer, 0, n);
+            while (chunk.hasRemaining()) {
+                out.write(chunk);
             }
+            total += n;
         }
+        return total;
     }
 
     /** The extraction's copy buffer. */

@@ -85,8 +85,8 @@ final class RuntimeCompiler {
             CACHE.put(key, stored);
             return stored;
         }
-        // Two threads missing at once both compile (the same bytes); compilations are rare and
-        // NVRTC runs one at a time anyway (core/nvrtc), so waiting on each other would gain little.
+        // Two threads missing at once both compile (the same bytes); compilations are rare, and a
+        // lock held across one compile would make every other one wait for it (issue 26).
         String[] names = options.headers().keySet().toArray(new String[0]);
         String[] sources = options.headers().values().toArray(new String[0]);
         Object result = NativeApi.nvrtcCompile(source, options.programName(), names, sources, flags.toArray(new String[0]), target);

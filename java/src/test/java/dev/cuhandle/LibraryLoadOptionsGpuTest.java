@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 11 item 5: {@code Library.load(Path)} through {@code cuLibraryLoadFromFile} (the driver
- * reads the file; no copy of the image passes through Java) and JIT/library options at load
+ * Issue 11 item 5: {@code Library.load(Path)} (the native side reads the file once and hands the
+ * driver the bytes it checked, issue 26; no copy of the image passes through Java) and JIT/library options at load
  * (optimisation level, register limit, verbose JIT log, binary preserved). The PTX of the test
  * kernels makes the driver's JIT run, so the options have something to act on.
  */
@@ -132,5 +132,40 @@ class LibraryLoadOptionsGpuTest extends GpuTestSupport {
         assertTrue(e.getMessage().contains("fatbin"), e.getMessage());
         Path garbage = write(dir, "garbage.bin", new byte[] {1, 2, 3, 4, 5, 6, 7, 8});
         assertThrows(IllegalArgumentException.class, () -> Library.load(garbage, LoadOptions.defaults()));
+    }
+
+    /**
+     * Issue 26 (5): {@code load(Path)} checked one read of the file and let the driver read it again
+     * ({@code cuLibraryLoadFromFile}), which could load something else than what was checked. The stand-in counts
+     * file loads: there are none, and the library has the kernels of the bytes that were checked.
+     */
+    @Test
+    @StandInCapable
+    void aFileIsReadOnceAndTheDriverGetsTheCheckedBytes(@TempDir Path dir) throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(StandIn.active(), "counting the driver's file loads needs the CPU stand-in driver");
+        int before = StandIn.fileLoads();
+        try (Library lib = Library.load(write(dir, "test_kernels.ptx", KernelGpuTestBase.ptxBytes()))) {
+            assertTrue(lib.kernelNames().contains("cuh_test_add_one"), lib.kernelNames().toString());
+        }
+        assertEquals(before, StandIn.fileLoads(), "the driver never read the file itself");
+    }
+
+    /**
+     * Issue 26 (5): a 64-byte ELF claiming 65,535 section headers of size 0 passed the check and reached the
+     * driver, which would read 65,535 real headers past the image. The header's entry sizes are checked now.
+     */
+    @Test
+    @StandInCapable
+    void anElfWithHeaderEntriesOfTheWrongSizeIsRefused(@TempDir Path dir) throws IOException {
+        java.nio.ByteBuffer elf = java.nio.ByteBuffer.allocate(64).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        elf.put(new byte[] {0x7f, 'E', 'L', 'F', 2, 1, 1});
+        elf.putShort(52, (short) 64); // e_ehsize
+        elf.putLong(40, 64); // e_shoff: the section headers start at the end of the file
+        elf.putShort(58, (short) 0); // e_shentsize: 0, so the table "fits" any file
+        elf.putShort(60, (short) 0xFFFF); // e_shnum: 65,535 sections
+        IllegalArgumentException fromFile = assertThrows(IllegalArgumentException.class, () -> Library.load(write(dir, "bad.cubin", elf.array())));
+        assertTrue(fromFile.getMessage().contains("e_shentsize") && fromFile.getMessage().contains("bad.cubin"), fromFile.getMessage());
+        IllegalArgumentException fromMemory = assertThrows(IllegalArgumentException.class, () -> Library.load(elf.array()));
+        assertTrue(fromMemory.getMessage().contains("section header size (e_shentsize) is 0; 64-bit ELF has 64"), fromMemory.getMessage());
     }
 }

@@ -107,17 +107,13 @@ class LoadingFailuresTest {
         assertTrue(child.output.contains("interface version") && !child.output.contains("unexpected="), child.output);
     }
 
-    /** Issue 9 (10): the extracted library is written into the owner-only file createOwnerOnlyFile made, never recreated. */
+    /** Issue 9 (10), issue 26 (2): the library is written through the channel of the owner-only exclusive create, never reopened. */
     @Test
     void extractionKeepsTheOwnerOnlyPermissionsOfTheTemporaryFile() throws Exception {
-        Path file = NativeLoader.createOwnerOnlyFile(tmp);
-        java.util.Set<java.nio.file.attribute.PosixFilePermission> before = Files.getPosixFilePermissions(file);
-        Object key = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
-        NativeLoader.writeInto(new java.io.ByteArrayInputStream(new byte[] {1, 2, 3, 4}), file);
-        assertEquals(before, Files.getPosixFilePermissions(file));
-        assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"), Files.getPosixFilePermissions(file));
-        assertEquals(key, Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey(), "the same file (inode), not a replacement");
-        assertEquals(4, Files.size(file));
+        NativeLoader.Extracted e = NativeLoader.extract(new java.io.ByteArrayInputStream(new byte[] {1, 2, 3, 4}), tmp);
+        assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"), Files.getPosixFilePermissions(e.file));
+        assertEquals(4, Files.size(e.file));
+        e.verifyUnchanged(); // the same file (inode) as created, not a replacement
     }
 
     /** Issue 13 (5): the extraction file is made without SecureRandom, but still new, empty and owner-only. */
@@ -125,7 +121,7 @@ class LoadingFailuresTest {
     void theExtractionFileIsANewEmptyOwnerOnlyFileWithAFreshName() throws Exception {
         java.util.Set<Path> seen = new java.util.HashSet<>();
         for (int i = 0; i < 100; i++) {
-            Path file = NativeLoader.createOwnerOnlyFile(tmp);
+            Path file = NativeLoader.extract(new java.io.ByteArrayInputStream(new byte[0]), tmp).file;
             assertEquals(tmp, file.getParent());
             assertTrue(file.getFileName().toString().matches("libcuhandle-[0-9a-z]+\\.so"), file.toString());
             assertTrue(seen.add(file), "a name given twice: " + file);

@@ -68,4 +68,18 @@ class NativeLoggingTest {
         assertEquals(1, records.size());
         assertEquals("cuhandle-log", records.get(0)[2]);
     }
+
+    /**
+     * Issue 26 (7): strings cross in both directions in the JVM's modified UTF-8: text outside the basic plane and
+     * NUL arrive unchanged (a lossy decode made "😀" six U+FFFD on the way in; standard UTF-8 handed to
+     * NewStringUTF is garbage on the way out).
+     */
+    @Test
+    void textOutsideTheBasicPlaneAndNulArriveUnchanged() throws InterruptedException {
+        String text = "native 😀 warning for the encoding test: 名前, \u0000 and \uD83D\uDE80";
+        List<String[]> records = published(() -> NativeTestApi.log(2, text));
+        records.removeIf(r -> !r[1].contains("for the encoding test"));
+        assertEquals(1, records.size());
+        assertEquals(text, records.get(0)[1]);
+    }
 }

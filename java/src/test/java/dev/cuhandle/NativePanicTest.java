@@ -18,4 +18,11 @@ class NativePanicTest {
         // Still alive and the native layer still answers.
         assertTrue(NativeApi.stickyCodes().length > 0);
     }
+
+    /** Issue 26 (7): an exception message made in Rust (here a panic's) keeps text outside the basic plane. */
+    @Test
+    void aNativeExceptionMessageKeepsTextOutsideTheBasicPlane() {
+        RuntimeException e = assertThrows(RuntimeException.class, () -> NativeTestApi.panic("deliberate 😀 panic, 名前"));
+        assertTrue(e.getMessage().contains("deliberate 😀 panic, 名前"), e.getMessage());
+    }
 }

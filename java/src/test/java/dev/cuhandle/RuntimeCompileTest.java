@@ -87,8 +87,9 @@ class RuntimeCompileTest {
     }
 
     /**
-     * Issue 20 (8): a compile error carries NVRTC's own result (NVRTC_ERROR_COMPILATION, 6), not a driver code
-     * (it was CUDA_ERROR_INVALID_SOURCE, 300), with the log, the program name and the architecture.
+     * Issue 20 (8): a compile error carries NVRTC's own result (NVRTC_ERROR_COMPILATION, 6) and says it, not a
+     * driver code (it said CUDA_ERROR_INVALID_SOURCE, 300), with the log, the program name and the architecture. It
+     * stays a CudaException (code INVALID_SOURCE) for handlers of every CUDA failure.
      */
     @Test
     void aCompileErrorCarriesTheLogWithTheLineNumber() {
@@ -107,10 +108,11 @@ class RuntimeCompileTest {
         assertEquals("NVRTC_ERROR_COMPILATION", e.nvrtcResultName());
         assertEquals("broken.cu", e.programName());
         assertEquals("compute_75", e.architecture());
-        assertTrue(e.getMessage().startsWith("NVRTC_ERROR_COMPILATION (6): broken.cu did not compile for compute_75:"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION (6): broken.cu did not compile for compute_75:"), e.getMessage());
         assertTrue(e.getMessage().contains("broken.cu(3): error"), e.getMessage());
-        assertTrue(!e.getMessage().contains("CUDA_ERROR"), "no driver code: " + e.getMessage());
-        assertTrue(!CudaException.class.isInstance(e), "NVRTC is not the driver: no CUresult to carry");
+        assertTrue(!e.getMessage().contains("CUDA_ERROR"), "no driver code in the message: " + e.getMessage());
+        assertTrue(CudaException.class.isInstance(e), "still a CudaException for handlers of every CUDA failure");
+        assertEquals(CudaError.INVALID_SOURCE, e.error());
     }
 
     @Test
@@ -248,6 +250,42 @@ class RuntimeCompileTest {
         assertEquals("sm_75", RuntimeCompiler.target(defaults.architecture("sm_75"), new int[] {90}));
     }
 
+    /**
+     * Issue 26 (7): Java strings crossed with GetStringUTFChars and a lossy UTF-8 decode, so "😀" in CUDA source
+     * became six U+FFFD. The program name and the source reach NVRTC intact, and NVRTC's log comes back intact.
+     */
+    @Test
+    void textOutsideTheBasicPlaneCrossesIntactBothWays() {
+        String name = "😀-名前.cu";
+        String source = unique("#error cuhandle 😀 marker \u00e9\n");
+        CompileOptions options = CompileOptions.defaults().programName(name).architecture("compute_75");
+        CompileException e = assertThrows(CompileException.class, () -> RuntimeCompiler.image(source, options, "compute_75"));
+        assertTrue(e.getLog().contains(name + "(2)"), "the program name heads the log line: " + e.getLog());
+        assertTrue(e.getLog().contains("cuhandle 😀 marker \u00e9"), "the #error text, from the source: " + e.getLog());
+        assertFalse(e.getLog().contains("\uFFFD"), e.getLog());
+    }
+
+    /**
+     * Issue 26 (6): a program name with "\nSEVERE: ..." forged a log record of its own. Names, flags and define
+     * values that reach logs refuse control characters and line separators.
+     */
+    @Test
+    void namesThatReachLogsRefuseControlCharacters() {
+        CompileOptions d = CompileOptions.defaults();
+        for (String bad : new String[] {"k.cu\nSEVERE: forged record", "k.cu\r", "tab\there", "k\u2028.cu", "k\u0085.cu", "bell\u0007", "nul\0"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> d.programName(bad), bad);
+            assertTrue(e.getMessage().contains("the program name") && e.getMessage().contains(" (U+") && !e.getMessage().contains("\n"), e.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> d.header(bad, "// text"), bad);
+            assertThrows(IllegalArgumentException.class, () -> d.define("N", bad), bad);
+            assertThrows(IllegalArgumentException.class, () -> d.flag("-D" + bad), bad);
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> d.programName("k.cu\nSEVERE: forged"));
+        assertTrue(e.getMessage().contains("k.cu\\u000ASEVERE: forged") && e.getMessage().contains("U+000A at index 4"), e.getMessage());
+        // Printable text of any script stays allowed; headers' own text may hold any line breaks.
+        assertEquals("😀 ünïcode.cu", d.programName("😀 ünïcode.cu").programName());
+        assertEquals("a\nb\r\n", d.header("ok.h", "a\nb\r\n").headers().get("ok.h"));
+    }
+
     // ---------------------------------------------------------------- options and cache (no NVRTC calls)
 
     @Test
@@ -282,6 +320,7 @@ class RuntimeCompileTest {
         assertThrows(IllegalArgumentException.class, () -> d.define("A B"));
         assertThrows(IllegalArgumentException.class, () -> d.define("", "1"));
         assertThrows(IllegalArgumentException.class, () -> d.define("A", "1\0"));
+        assertThrows(IllegalArgumentException.class, () -> d.define("A", "1\n#define EVIL"));
         assertThrows(IllegalArgumentException.class, () -> d.programName(""));
         assertThrows(IllegalArgumentException.class, () -> d.header("", "x"));
         assertThrows(IllegalArgumentException.class, () -> d.standard("c++ 17"));

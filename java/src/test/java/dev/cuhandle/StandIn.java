@@ -153,4 +153,9 @@ public final class StandIn {
     public static int deferredCopies() {
         return control(45, 0);
     }
+
+    /** {@code cuLibraryLoadFromFile} calls so far: none, since {@code Library.load(Path)} hands the driver the bytes it checked. */
+    public static int fileLoads() {
+        return control(60, 0);
+    }
 }

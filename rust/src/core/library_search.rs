@@ -1,0 +1,102 @@
+//! Where libcuda and libnvrtc are looked for when no path is configured. Every candidate is an
+//! absolute path: `dlopen` of a bare name searches `LD_LIBRARY_PATH` first, whose empty entries
+//! (`":/usr/local/cuda/lib64"`, a trailing `:`) and relative ones mean the current folder, so a
+//! `libcuda.so.1` dropped into the working directory would run its constructors in the process.
+//!
+//! For each file name, in the caller's order of preference: the platform's well-known folders,
+//! then the absolute entries of `LD_LIBRARY_PATH` (the others are ignored with one warning),
+//! then the paths the dynamic linker's cache (`ldconfig`) records for the name.
+
+use crate::core::ld_so_cache;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Candidates that exist, without duplicates, for `names` (preferred first) in `folders` (searched
+/// first), `LD_LIBRARY_PATH` and the linker's cache.
+pub fn candidates(names: &[&str], folders: &[String]) -> Vec<String> {
+    let from_env = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    let (searched, ignored) = ld_library_path(&from_env);
+    warn_once_about(&ignored);
+    candidates_in(names, folders, &searched, ld_so_cache::paths_of)
+}
+
+/// As [`candidates`], with the environment's folders and the cache given (for tests).
+pub fn candidates_in(names: &[&str], folders: &[String], env_folders: &[String], cache: impl Fn(&str) -> Vec<String>) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for name in names {
+        let in_folders = folders.iter().chain(env_folders).map(|folder| format!("{}/{name}", folder.trim_end_matches('/')));
+        for path in in_folders.chain(cache(name)) {
+            if std::path::Path::new(&path).exists() && !found.contains(&path) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// `LD_LIBRARY_PATH`'s absolute entries, and the entries that are not (empty ones included),
+/// which the dynamic linker would resolve against the current folder. glibc splits at `:` and `;`.
+pub fn ld_library_path(value: &str) -> (Vec<String>, Vec<String>) {
+    if value.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    value.split([':', ';']).map(str::to_string).partition(|entry| entry.starts_with('/'))
+}
+
+/// A description of the places searched, for "not found" messages.
+pub fn searched_places(folders: &[String]) -> String {
+    let (env, _) = ld_library_path(&std::env::var("LD_LIBRARY_PATH").unwrap_or_default());
+    let mut places = folders.to_vec();
+    places.extend(env.iter().map(|f| format!("{f} (LD_LIBRARY_PATH)")));
+    places.push("the dynamic linker's cache (ldconfig)".to_string());
+    places.join(", ")
+}
+
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+fn warn_once_about(ignored: &[String]) {
+    if ignored.is_empty() || WARNED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let shown: Vec<String> = ignored.iter().map(|e| if e.is_empty() { "an empty entry".to_string() } else { format!("'{e}'") }).collect();
+    log::warn!(
+        "LD_LIBRARY_PATH has {} that the dynamic linker resolves against the current folder; cuhandle does not look there for \
+         libcuda or libnvrtc (a library in the working directory could run code in this process). Remove the entry, or name \
+         the library with -Dcuhandle.driver.path / -Dcuhandle.nvrtc.path (absolute paths)",
+        shown.join(" and ")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_relative_ld_library_path_entries_are_set_apart() {
+        let (searched, ignored) = ld_library_path(":/usr/local/cuda/lib64::lib;/opt/x/");
+        assert_eq!(searched, ["/usr/local/cuda/lib64", "/opt/x/"]);
+        assert_eq!(ignored, ["", "", "lib"]);
+        assert_eq!(ld_library_path(""), (Vec::new(), Vec::new()));
+        assert_eq!(ld_library_path("/a:").1, [""], "a trailing colon is the current folder too");
+    }
+
+    /// Issue 26 (4): with `LD_LIBRARY_PATH=":/usr/local/cuda/lib64"` a `libcuda.so.1` in the
+    /// current folder was loaded; no candidate is relative now, and well-known folders come first.
+    #[test]
+    fn candidates_are_absolute_well_known_first_and_exist() {
+        let dir = std::env::temp_dir().join(format!("cuhandle-search-test-{}", std::process::id()));
+        let (known, env) = (dir.join("known"), dir.join("env"));
+        std::fs::create_dir_all(&known).expect("folder");
+        std::fs::create_dir_all(&env).expect("folder");
+        for f in [known.join("libx.so.1"), env.join("libx.so.1"), env.join("libx.so")] {
+            std::fs::write(f, b"").expect("file");
+        }
+        let s = |p: &std::path::Path| p.display().to_string();
+        let cached = s(&env.join("libx.so"));
+        let found = candidates_in(&["libx.so.1", "libx.so"], &[s(&known), "/nonexistent".into()], &[s(&env)], |name| {
+            if name == "libx.so" { vec![cached.clone(), "/nonexistent/libx.so".into()] } else { Vec::new() }
+        });
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(found, [s(&known.join("libx.so.1")), s(&env.join("libx.so.1")), s(&env.join("libx.so"))]);
+        assert!(found.iter().all(|p| p.starts_with('/')));
+    }
+}
