@@ -2,7 +2,7 @@
 # A self-contained folder that runs the Spark example job (docs/spark.md) on a Linux x86-64 host
 # with an NVIDIA driver and no Java: a jlink'ed JRE with the modules Spark needs, the cuhandle and
 # cuhandle-spark JARs with the example, the Spark JARs the job needs, and the runner. It is split
-# into folders of at most PART_MIB MiB (default 60) for a host that is reached by transfers of
+# into folders of at most PART_MIB MiB (default 56) for a host that is reached by transfers of
 # 64 MiB each: scripts/spark-bundle.sh [folder] (default .spark-bundle) makes folder/part-1,
 # folder/part-2, ...; once all parts are on the host, run any part's run-spark-example there.
 # Maven options (a local repository, say) go in MAVEN_OPTS.
@@ -16,7 +16,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$root/.spark-bundle}")
-part_mib=${PART_MIB:-60}
+part_mib=${PART_MIB:-56}
 cd "$root"
 
 excluded=(
