@@ -9,10 +9,9 @@ import org.junit.jupiter.api.Test;
  * Rule L7 for code (issue 20, point 6): {@link Library#close()} never unloads code or variables the GPU still
  * uses. It waits for the kernels of the library still queued or running, for graph replays still queued that
  * launch them, and for copies to its variables, on the streams that work is on. (On the H200, driver 580, the
- * unload itself then waited for all other work of the context too: a library closed next to another handle's
- * 3 s kernel of another library took 3,000 ms, seen in the GPU run of 2026-12-01; NVIDIA does not document
- * whether {@code cuLibraryUnload} waits, so cuhandle waits for what uses the library itself.) On the CPU
- * stand-in the kernels take simulated time; on the GPU they spin.
+ * unload itself then waited for all other work of the context too, docs/measurements.md; NVIDIA does not
+ * document whether {@code cuLibraryUnload} waits, so cuhandle waits for what uses the library itself.) On the
+ * CPU stand-in the kernels take simulated time; on the GPU they spin.
  */
 @GpuTest
 class LibraryCloseGpuTest extends HandleGpuTestBase {
