@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails if the shared library needs a glibc symbol version newer than 2.17 (DESIGN: the shipped
+# Fails if the shared library needs a glibc symbol version newer than 2.17 (the shipped
 # .so must load on any Linux x86-64 with glibc >= 2.17).
 set -euo pipefail
 lib=$1
