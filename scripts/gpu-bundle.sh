@@ -10,7 +10,7 @@ scripts/setup.sh
 mvn -B -ntp -q package -DskipTests
 rm -rf "$out"
 mkdir -p "$out/app" "$out/lib" "$out/bench"
-cp java/target/cuhandle-0.1.0-SNAPSHOT.jar "$out/app/cuhandle.jar"
+cp "java/target/cuhandle-$(python3 scripts/version.py).jar" "$out/app/cuhandle.jar"
 # Test classes as a folder: the console launcher's class-path scan finds tests in folders.
 cp -r java/target/test-classes "$out/app/test-classes"
 # Test-scope libraries other than JUnit (the console launcher brings JUnit itself).
