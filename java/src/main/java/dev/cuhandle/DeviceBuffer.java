@@ -6,6 +6,18 @@ import java.lang.ref.Reference;
  * Device memory of one context (rule K3). Created by a {@link Handle}; copies use that handle's
  * stream unless another handle of the same context is given. A {@link #slice} is a view that
  * shares the memory and never frees it. Close it; a cleaner frees unreachable unclosed buffers.
+ *
+ * <pre>{@code
+ * try (DeviceBuffer x = h.allocate(4L * n)) {                  // sizes in bytes
+ *     x.upload(floats);                                        // n floats
+ *     DeviceBuffer tail = x.sliceFloats(n / 2, n - n / 2);     // a view, in elements
+ *     Blas.sscal(h, n - n / 2, 2f, tail, 1);
+ *     x.download(floats);                                      // waits for the sscal
+ * }                                                            // freed in stream order
+ * }</pre>
+ *
+ * <p>Closing never waits for work that did not use the buffer: the memory returns to its context's
+ * pool once every stream that used it has finished with it (rule L3).
  */
 public final class DeviceBuffer implements AutoCloseable {
     private final NativeObject state;
