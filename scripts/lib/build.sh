@@ -44,7 +44,7 @@ progress_line() {
       local cargo=${line##*\[exec\]}
       echo "  cargo: ${cargo#"${cargo%%[! ]*}"}" ;;
     *"check-glibc:"*|*"check-exports:"*) echo "  ${line##*\[exec\] }" ;;
-    *"Skipping javadoc"*|*"Skipping source"*) echo "  (skipped)" ;;
+    *"Skipping javadoc"*|*"Skipping source"*|*"Skipping artifact installation"*) echo "  (skipped)" ;;
     "cuhandle setup: "*) echo "  ${line#cuhandle setup: }" ;;
   esac
 }
