@@ -5,7 +5,7 @@
 set -euo pipefail
 usage() {
   cat <<'USAGE'
-Usage: scripts/install.sh [Maven option...]
+Usage: scripts/install.sh [--spark] [Maven option...]
 
 Builds cuhandle (Rust, the built-in kernels, the Java classes, Javadoc; about 3-5 minutes the
 first time) and installs into your local Maven repository (~/.m2/repository by default):
@@ -13,18 +13,25 @@ first time) and installs into your local Maven repository (~/.m2/repository by d
   dev.cuhandle:cuhandle-junit  @RequiresGpu for JUnit 5 tests
 Then depend on them from Maven (mavenLocal is implicit) or Gradle (repositories { mavenLocal() }),
 as README.md shows. Tests are not run; scripts/test.sh runs them all.
+  --spark  also dev.cuhandle:cuhandle-spark (docs/spark.md; downloads Spark 4.1's JARs to compile)
 
 Options go to Maven, e.g. another local repository:
   scripts/install.sh -Dmaven.repo.local=/path/to/repository
 Exit status: 0 installed; otherwise the build failed (its log: target/install-build.log).
 USAGE
 }
-case "${1:-}" in -h|--help) usage; exit 0 ;; esac
+modules=java,junit
+artifacts="dev.cuhandle:cuhandle:VERSION and dev.cuhandle:cuhandle-junit:VERSION"
+case "${1:-}" in
+  -h|--help) usage; exit 0 ;;
+  --spark) modules=java,junit,spark; artifacts="dev.cuhandle:cuhandle, cuhandle-junit and cuhandle-spark VERSION"; shift ;;
+esac
 . "$(dirname "$0")/lib/build.sh"
+artifacts=${artifacts//VERSION/$version}
 stage "installing cuhandle $version into the local Maven repository (first build: a few minutes; log: target/install-build.log)"
-build_shipped "Maven: cuhandle and cuhandle-junit, with sources and Javadoc" target/install-build.log -pl java,junit -am install "$@"
+build_shipped "Maven: $modules, with sources and Javadoc" target/install-build.log -pl "$modules" -am install "$@"
 repo=$(sed -n 's/.*Installing .* to \(.*\)\/dev\/cuhandle\/cuhandle\/.*/\1/p' target/install-build.log | head -n 1)
-stage "installed dev.cuhandle:cuhandle:$version and dev.cuhandle:cuhandle-junit:$version${repo:+ in $repo}"
+stage "installed $artifacts${repo:+ in $repo}"
 cat <<DONE
 
 Use it from Maven:

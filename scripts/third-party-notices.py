@@ -11,8 +11,8 @@ not through procedural macros (those run in the compiler and are not linked). Fo
 licence its Cargo.toml declares, its repository, and the licence files the published crate ships.
 Identical licence texts are printed once. The Rust standard library is linked too and listed.
 
-Java: the runtime dependencies of dev.cuhandle:cuhandle and dev.cuhandle:cuhandle-junit, read from
-java/pom.xml and junit/pom.xml (compile and runtime scope; provided dependencies are named as such, since
+Java: the runtime dependencies of dev.cuhandle:cuhandle, cuhandle-junit and cuhandle-spark, read from
+java/pom.xml, junit/pom.xml and spark/pom.xml (compile and runtime scope; provided dependencies are named as such, since
 the user's class path supplies them). A runtime dependency whose licence this script does not know fails
 the run: add it to JAVA_LICENSES.
 
@@ -23,6 +23,7 @@ reflected here fails CI. Needs cargo and python3 (standard library only).
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -32,10 +33,12 @@ OUTPUT = "THIRD-PARTY-NOTICES"
 CRATE = "cuhandle"
 TARGET = "x86_64-unknown-linux-gnu"
 LICENSE_FILE_PREFIXES = ("license", "licence", "copying", "unlicense", "notice")
-JAVA_POMS = [("java/pom.xml", "dev.cuhandle:cuhandle"), ("junit/pom.xml", "dev.cuhandle:cuhandle-junit")]
+JAVA_POMS = [("java/pom.xml", "dev.cuhandle:cuhandle"), ("junit/pom.xml", "dev.cuhandle:cuhandle-junit"),
+             ("spark/pom.xml", "dev.cuhandle:cuhandle-spark")]
 # Licences of the Java dependencies the POMs may name (groupId:artifactId -> SPDX expression, URL).
 JAVA_LICENSES = {
     "org.junit.jupiter:junit-jupiter-api": ("EPL-2.0", "https://github.com/junit-team/junit5"),
+    "org.apache.spark:spark-core_2.13": ("Apache-2.0", "https://spark.apache.org"),
 }
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 
@@ -85,9 +88,13 @@ def java_dependencies():
     found = []
     for pom, artifact in JAVA_POMS:
         tree = ET.parse(os.path.join(ROOT, pom))
+        properties = {p.tag.split("}")[1]: (p.text or "").strip() for p in tree.getroot().findall("m:properties/*", POM_NS)}
+
+        def resolved(text):  # ${name} of the POM's own properties (spark-core_${scala.binary.version})
+            return re.sub(r"\$\{([\w.]+)\}", lambda m: properties.get(m.group(1), m.group(0)), text or "")
         for dep in tree.getroot().findall("m:dependencies/m:dependency", POM_NS):
-            group = dep.findtext("m:groupId", namespaces=POM_NS)
-            name = dep.findtext("m:artifactId", namespaces=POM_NS)
+            group = resolved(dep.findtext("m:groupId", namespaces=POM_NS))
+            name = resolved(dep.findtext("m:artifactId", namespaces=POM_NS))
             scope = dep.findtext("m:scope", default="compile", namespaces=POM_NS)
             if scope == "test" or group == "dev.cuhandle":
                 continue
@@ -134,7 +141,7 @@ def render(crates, java):
         mine = [(coords, scope) for a, coords, scope in java if a == artifact]
         runtime = [c for c, s in mine if s in ("compile", "runtime")]
         provided = [c for c, s in mine if s == "provided"]
-        line = f"  {artifact}: " + ("no runtime dependencies" if not runtime else "runtime dependencies " + ", ".join(
+        line = f"  {artifact}: " + ("no third-party runtime dependencies" if not runtime else "runtime dependencies " + ", ".join(
             f"{c} ({JAVA_LICENSES[c][0]}, {JAVA_LICENSES[c][1]})" for c in runtime))
         out.append(line + ("." if not provided else ";"))
         for c in provided:

@@ -5,10 +5,10 @@
     python3 scripts/version.py --check    fails, naming each place, if any other mention differs
     python3 scripts/version.py --set X    writes X to the source and every other place
 
-Maven's modules inherit it (java/, junit/; their published POMs are flattened with it resolved).
-The other places cannot inherit: the consumer projects under tests/ (written as users write
-them), README.md's dependency snippets, rust/Cargo.toml and Cargo.lock (the crate's version is
-the Maven version without -SNAPSHOT). Standard library only.
+Maven's modules inherit it (java/, junit/, spark/; their published POMs are flattened with it
+resolved), and scripts derive JAR names from it. The other places cannot inherit: the consumer
+projects under tests/ (written as users write them), README.md's and docs/spark.md's snippets,
+rust/Cargo.toml and Cargo.lock (the crate's version is the Maven version without -SNAPSHOT). Standard library only.
 """
 
 import os
@@ -18,11 +18,13 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SOURCE = "pom.xml"
 SOURCE_PATTERN = re.compile(r"(<revision>)([^<]+)(</revision>)")
-COORDINATE = r"(?:cuhandle|cuhandle-junit)"
+COORDINATE = r"(?:cuhandle|cuhandle-junit|cuhandle-spark)"
 # (file, pattern whose group 2 is the version, "maven" or "cargo" form)
 PLACES = [
     ("README.md", re.compile(r"(<artifactId>" + COORDINATE + r"</artifactId>\s*<version>)([^<]+)(</version>)"), "maven"),
     ("README.md", re.compile(r"(dev\.cuhandle:" + COORDINATE + r":)([0-9][^'\"\s)]*)(['\"])"), "maven"),
+    ("docs/spark.md", re.compile(r"(<artifactId>" + COORDINATE + r"</artifactId>\s*<version>)([^<]+)(</version>)"), "maven"),
+    ("docs/spark.md", re.compile(r"(`cuhandle-)(\d[^`]*?)(\.jar`)"), "maven"),
     ("tests/java-consumer/pom.xml", re.compile(r"(<artifactId>" + COORDINATE + r"</artifactId>\s*<version>)([^<]+)(</version>)"), "maven"),
     ("tests/kotlin-consumer/pom.xml", re.compile(r"(<artifactId>" + COORDINATE + r"</artifactId>\s*<version>)([^<]+)(</version>)"), "maven"),
     ("tests/gradle-consumer/build.gradle", re.compile(r"(cuhandleVersion\s*=\s*')([^']+)(')"), "maven"),

@@ -2094,6 +2094,21 @@ EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdev
     RETURN(SUCCESS);
 }
 
+/* A function's attribute: cuKernelGetFunction returns the kernel itself here, so this sets the kernel's
+ * attribute on the current context's device (the real driver keeps it per function). */
+EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attrib, int val) {
+    ENTER();
+    int rc = check_kernel(f);
+    if (rc) RETURN(rc);
+    Ctx *c;
+    if ((rc = current_ctx(&c))) RETURN(rc);
+    Kernel *k = f;
+    if (attrib == 8 && val >= 0 && (size_t)val + k->static_shared <= OPTIN_SHARED) k->max_dynamic_shared[c->dev] = val + 1;
+    else if (attrib == 15 && (val == 0 || val == 1)) k->non_portable_clusters[c->dev] = val;
+    else RETURN(INVALID_VALUE);
+    RETURN(SUCCESS);
+}
+
 /* The most blocks of a cluster of `k` on `dev`: 8, the portable limit, or 16 (an H200's) where the kernel
  * allows non-portable sizes. */
 static unsigned max_cluster_blocks(const Kernel *k, int dev) { return k->non_portable_clusters[dev] ? 16 : 8; }

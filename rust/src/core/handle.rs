@@ -210,9 +210,11 @@ impl Handle {
         Ok(MemoryStats { pool, pinned_cached, stream_ordered: memory.pool().is_some() })
     }
 
-    /// Gives the context's cached device and pinned memory back to the driver (M1).
+    /// Gives the context's cached device and pinned memory (the array copies' idle staging chunks
+    /// included) back to the driver (M1).
     pub fn trim_memory(&self) -> Result<()> {
         let _scope = self.activate()?;
+        crate::core::transfer::staging_pool(&self.ctx).trim(&self.ctx);
         self.memory()?.trim(&self.ctx)
     }
 

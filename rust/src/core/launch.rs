@@ -17,6 +17,8 @@ pub const MAX_KERNEL_ARGS: usize = 64;
 const LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = 2;
 /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
 const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = 4;
+/// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`.
+const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: i32 = 15;
 /// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`.
 const LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: u32 = 6;
 
@@ -128,10 +130,17 @@ pub(crate) fn function_in_active_context(handle: &Handle, kernel: CUkernel) -> R
 /// the shape's cluster): 8, the portable limit, unless the kernel allows non-portable cluster sizes
 /// (`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`); then what the device can hold. `None`
 /// where the driver lacks the call.
-pub(crate) fn max_cluster_size(handle: &Handle, function: CUfunction, shape: &LaunchShape) -> Result<Option<u32>> {
+pub(crate) fn max_cluster_size(handle: &Handle, function: CUfunction, shape: &LaunchShape, non_portable_allowed: bool) -> Result<Option<u32>> {
     let ctx = handle.context();
     let Some(max_cluster_size) = ctx.driver().api.cuOccupancyMaxPotentialClusterSize else { return Ok(None) };
     let _scope = handle.activate()?;
+    if non_portable_allowed {
+        // The kernel's attribute (cuKernelSetAttribute, per device) did not reach a function the
+        // context had already loaded: on the H200 (driver 580) the query answered 8 for such a
+        // function. Setting it on the function itself, which the launch uses too, is idempotent.
+        // SAFETY: `function` is the kernel's function in the handle's context, which is current.
+        ctx.check(unsafe { (ctx.driver().api.cuFuncSetAttribute)(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) }, "cuFuncSetAttribute")?;
+    }
     let config = LaunchConfig {
         grid: shape.grid,
         block: shape.block,

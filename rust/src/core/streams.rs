@@ -87,6 +87,15 @@ impl StreamUse {
         self.raw() == other.raw()
     }
 
+    /// The lease or attachment number (0 for the legacy and capture streams).
+    pub fn number(&self) -> u64 {
+        match self {
+            StreamUse::Pooled(lease) => lease.number,
+            StreamUse::User { attachment, .. } => *attachment,
+            StreamUse::Legacy { .. } | StreamUse::Capture { .. } => 0,
+        }
+    }
+
     /// Whether `self` is the same stream under the same lease or attachment as `other`.
     pub fn same_use(&self, other: &StreamUse) -> bool {
         match (self, other) {
@@ -352,10 +361,34 @@ pub fn wait_for(ctx: &Context, uses: &[StreamUse]) {
 /// The streams, of any context, whose work uses something that is released on the host rather
 /// than in stream order: a library's code and variables (`cuLibraryUnload` must not run under a
 /// kernel of it). Its release first waits for that work (`wait_for_all`), and only for that.
-#[derive(Default)]
 pub struct UseLog {
-    /// (context id, the context, the stream use): one entry per stream of a context.
-    uses: Mutex<Vec<(u64, Weak<Context>, StreamUse)>>,
+    /// Unique among logs ever made, for the per-thread record of the last use noted.
+    id: u64,
+    /// One entry per stream of a context that ran work using the logged object.
+    uses: Mutex<Vec<Noted>>,
+}
+
+/// A stream use, with the context it belongs to: `live`, the context of the handle that noted it
+/// last (no retain), and `view`, the same context borrowed (for when that handle is gone).
+struct Noted {
+    live: Weak<Context>,
+    view: Context,
+    used: StreamUse,
+}
+
+static NEXT_LOG: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The last (log, context id, stream, lease or attachment) this thread noted: a launch loop on
+    /// one handle notes its stream once and then takes no lock (the launch path stays lock-free).
+    /// Entries are never removed from a log before it is waited for, so a use found here is in it.
+    static LAST_NOTED: std::cell::Cell<[u64; 4]> = const { std::cell::Cell::new([0; 4]) };
+}
+
+impl Default for UseLog {
+    fn default() -> UseLog {
+        UseLog { id: NEXT_LOG.fetch_add(1, Ordering::Relaxed), uses: Mutex::new(Vec::new()) }
+    }
 }
 
 impl UseLog {
@@ -365,28 +398,49 @@ impl UseLog {
         if used.is_capture() {
             return;
         }
+        let key = [self.id, ctx.id(), used.raw() as usize as u64, used.number()];
+        if LAST_NOTED.with(|last| last.get() == key) {
+            return; // noted before by this thread, under the same lease: still in the list
+        }
+        self.note_locked(ctx, used);
+        LAST_NOTED.with(|last| last.set(key));
+    }
+
+    #[cold]
+    fn note_locked(&self, ctx: &Arc<Context>, used: &StreamUse) {
         let mut uses = self.uses.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match uses.iter_mut().find(|(id, _, u)| *id == ctx.id() && u.same_stream(used)) {
-            Some((_, _, known)) if known.same_use(used) => {}
-            Some((_, weak, known)) => {
-                *weak = Arc::downgrade(ctx);
-                *known = used.clone();
+        // One entry per (context, stream): bounded by the streams contexts ever had.
+        match uses.iter_mut().find(|n| n.view.id() == ctx.id() && n.used.same_stream(used)) {
+            Some(known) => {
+                known.live = Arc::downgrade(ctx);
+                known.used = used.clone();
             }
-            None => {
-                uses.retain(|(_, c, _)| c.strong_count() > 0); // handles gone: their streams were synchronised
-                uses.push((ctx.id(), Arc::downgrade(ctx), used.clone()));
-            }
+            None => uses.push(Noted { live: Arc::downgrade(ctx), view: ctx.borrowed_view(), used: used.clone() }),
         }
     }
 
     /// Waits on the host for the work noted so far that may still run.
     pub fn wait_for_all(&self) {
         let uses = std::mem::take(&mut *self.uses.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        for (_, ctx, used) in uses {
-            if let Some(ctx) = ctx.upgrade() {
-                wait_for(&ctx, std::slice::from_ref(&used));
+        for noted in uses {
+            match noted.live.upgrade() {
+                Some(ctx) => wait_for(&ctx, std::slice::from_ref(&noted.used)),
+                // The handle that noted it is gone. A lease or attachment still current means
+                // another handle of the context holds it (so the context lives) and may have queued
+                // work under it; otherwise that work was synchronised when the lease ended.
+                None if still_running_in(&noted.view, &noted.used) => wait_for(&noted.view, std::slice::from_ref(&noted.used)),
+                None => {}
             }
         }
+    }
+}
+
+/// Whether work under `used` (a pooled lease or a user-stream attachment of `ctx`) may still run;
+/// false for the legacy stream, whose handle synchronised it when it closed.
+fn still_running_in(ctx: &Context, used: &StreamUse) -> bool {
+    match used {
+        StreamUse::Legacy { .. } | StreamUse::Capture { .. } => false,
+        _ => still_running(of(&mut lock(), ctx), used),
     }
 }
 

@@ -163,13 +163,13 @@ fn plain_shape(grid: [jint; 3], block: [jint; 3], shared: jint) -> LaunchShape {
 /// The most blocks per cluster of `function` with this configuration; -1 where the driver cannot say.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelMaxClusterSize<'l>(
-    mut env: EnvUnowned<'l>, _c: jclass, h: jlong, function: jlong, gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint,
+    mut env: EnvUnowned<'l>, _c: jclass, h: jlong, function: jlong, gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint, non_portable_allowed: jboolean,
 ) -> jint {
     entry!(env, |_e| {
         // SAFETY: live handle pointer held by a Java Handle inside its call.
         let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
         let shape = plain_shape([gx, gy, gz], [bx, by, bz], shared);
-        Ok(launch::max_cluster_size(handle, function as _, &shape)?.map_or(-1, |blocks| blocks.min(i32::MAX as u32) as jint))
+        Ok(launch::max_cluster_size(handle, function as _, &shape, non_portable_allowed)?.map_or(-1, |blocks| blocks.min(i32::MAX as u32) as jint))
     })
 }
 

@@ -150,6 +150,7 @@ driver_api! {
         cuLaunchKernel = "cuLaunchKernel"(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
         cuLaunchKernelEx = "cuLaunchKernelEx"(*const crate::core::launch::LaunchConfig, CUfunction, *mut *mut c_void, *mut *mut c_void);
         cuKernelSetAttribute = "cuKernelSetAttribute"(c_int, c_int, CUkernel, CUdevice);
+        cuFuncSetAttribute = "cuFuncSetAttribute"(CUfunction, c_int, c_int);
         cuStreamBeginCapture = "cuStreamBeginCapture_v2"(CUstream, c_int);
         cuStreamEndCapture = "cuStreamEndCapture"(CUstream, *mut CUgraph);
         cuStreamIsCapturing = "cuStreamIsCapturing"(CUstream, *mut c_int);

@@ -74,6 +74,11 @@ impl pipeline::Engine for DriverEngine<'_> {
     }
 }
 
+/// The staging pool of `ctx` (for `Handle::trim_memory`).
+pub fn staging_pool(ctx: &Context) -> std::sync::Arc<Pool> {
+    Pool::of(ctx)
+}
+
 /// Copies `len` bytes to `dst` at `offset` on `stream`; `fill(done, piece)` writes source bytes
 /// `[done, done + piece.len())` into `piece`. Returns once the source has been read; with
 /// `wait_for_device` only once the bytes are on the device, too. The context of `dst` must be

@@ -10,9 +10,11 @@
 //!
 //! A chunk is checked out for the length of one copy and given back with its last DMA possibly
 //! still queued (an upload returns once the array has been read): the next user waits for the
-//! chunk's event before touching it. The pool keeps at most a configured number of idle chunks and
-//! frees the rest, after their DMA finished. Its lock is held only to take or put back chunks,
-//! never across an allocation or a wait for the GPU.
+//! chunk's event before touching it. The pool keeps as many idle chunks as copies ever had checked
+//! out at once (or the configured number, if more), so that copies running side by side (Spark
+//! tasks, say) reuse chunks instead of page-locking and freeing memory for every copy, which costs
+//! milliseconds each; `Handle.trimMemory()` frees the idle ones. Its lock is held only to take or
+//! put back chunks, never across an allocation or a wait for the GPU.
 
 use crate::core::context::{self, Context};
 use crate::core::driver::Driver;
@@ -116,6 +118,9 @@ pub struct Pool {
     context_id: u64,
     driver: &'static Driver,
     idle: Mutex<Vec<Slot>>,
+    /// Slots checked out now, and the most ever checked out at once (the idle list's bound).
+    out: std::sync::atomic::AtomicUsize,
+    peak: std::sync::atomic::AtomicUsize,
 }
 
 // SAFETY: the slots' pointers are driver handles and pinned host memory, usable from any thread;
@@ -141,9 +146,26 @@ impl Pool {
         }
         // Pools of destroyed or reset contexts: their memory and events went with the context.
         pools.retain(|p| context::context_id(p.driver, p.context as cudarc::driver::sys::CUcontext).ok() == Some(p.context_id));
-        let pool = Arc::new(Pool { context: ctx.raw() as usize, context_id: ctx.id(), driver: ctx.driver(), idle: Mutex::new(Vec::new()) });
+        let pool = Arc::new(Pool {
+            context: ctx.raw() as usize,
+            context_id: ctx.id(),
+            driver: ctx.driver(),
+            idle: Mutex::new(Vec::new()),
+            out: std::sync::atomic::AtomicUsize::new(0),
+            peak: std::sync::atomic::AtomicUsize::new(0),
+        });
         pools.push(Arc::clone(&pool));
         pool
+    }
+
+    /// Frees the idle slots (waiting for their last DMA); the next copies page-lock new ones. `ctx`
+    /// is the pool's context, active.
+    pub fn trim(&self, ctx: &Context) {
+        let idle = std::mem::take(&mut *lock(&self.idle));
+        for slot in idle {
+            slot.free(ctx);
+        }
+        self.peak.store(self.out.load(std::sync::atomic::Ordering::Acquire), std::sync::atomic::Ordering::Release);
     }
 
     /// `count` slots of at least `bytes` each, for one copy in `ctx` (active, the pool's context).
@@ -154,7 +176,9 @@ impl Pool {
             let keep = idle.len().saturating_sub(count);
             idle.split_off(keep)
         };
-        let mut checkout = Checkout { pool: Arc::clone(self), ctx, slots: Vec::with_capacity(count), max_idle };
+        let now_out = self.out.fetch_add(count, std::sync::atomic::Ordering::AcqRel) + count;
+        self.peak.fetch_max(now_out, std::sync::atomic::Ordering::AcqRel);
+        let mut checkout = Checkout { pool: Arc::clone(self), ctx, slots: Vec::with_capacity(count), max_idle, counted: count };
         while let Some(slot) = taken.pop() {
             if slot.bytes >= bytes {
                 checkout.slots.push(slot);
@@ -182,15 +206,19 @@ pub struct Checkout<'c> {
     ctx: &'c Context,
     pub slots: Vec<Slot>,
     max_idle: usize,
+    /// Slots this checkout added to the pool's count of slots out.
+    counted: usize,
 }
 
 impl Drop for Checkout<'_> {
     fn drop(&mut self) {
+        self.pool.out.fetch_sub(self.counted, std::sync::atomic::Ordering::AcqRel);
+        let keep = self.max_idle.max(self.pool.peak.load(std::sync::atomic::Ordering::Acquire));
         let mut surplus = Vec::new();
         {
             let mut idle = lock(&self.pool.idle);
             for slot in self.slots.drain(..) {
-                if idle.len() < self.max_idle {
+                if idle.len() < keep {
                     idle.push(slot);
                 } else {
                     surplus.push(slot);

@@ -47,6 +47,8 @@ final class KernelState {
 
     /** The most blocks per cluster the driver allows the kernel with one launch configuration. */
     private static final class ClusterLimit {
+        /** The function (per context) the limit was asked for: asking also sets its non-portable attribute. */
+        final long function;
         final int device;
         final int bx;
         final int by;
@@ -54,7 +56,8 @@ final class KernelState {
         final int sharedBytes;
         final int blocks;
 
-        ClusterLimit(int device, int bx, int by, int bz, int sharedBytes, int blocks) {
+        ClusterLimit(long function, int device, int bx, int by, int bz, int sharedBytes, int blocks) {
+            this.function = function;
             this.device = device;
             this.bx = bx;
             this.by = by;
@@ -63,8 +66,8 @@ final class KernelState {
             this.blocks = blocks;
         }
 
-        boolean isFor(int device, int bx, int by, int bz, int sharedBytes) {
-            return this.device == device && this.bx == bx && this.by == by && this.bz == bz && this.sharedBytes == sharedBytes;
+        boolean isFor(long function, int device, int bx, int by, int bz, int sharedBytes) {
+            return this.function == function && this.device == device && this.bx == bx && this.by == by && this.bz == bz && this.sharedBytes == sharedBytes;
         }
     }
 
@@ -233,13 +236,16 @@ final class KernelState {
     /**
      * The most blocks a cluster of this kernel may have with this launch configuration on the handle's device
      * ({@code cuOccupancyMaxPotentialClusterSize}: 8, the portable limit, unless the kernel allows non-portable
-     * sizes; then what the device can hold), or -1 where the driver cannot say. Asked once per configuration.
+     * sizes; then what the device can hold), or -1 where the driver cannot say. Asked once per function and
+     * configuration; where the kernel allows non-portable sizes, the asking also sets that attribute on the
+     * function itself, which a function the context loaded earlier does not take from the kernel.
      */
     int maxClusterBlocks(Device device, long handlePointer, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes) {
         ClusterLimit known = clusterLimit;
-        if (known == null || !known.isFor(device.ordinal(), bx, by, bz, sharedBytes)) {
-            int blocks = NativeApi.kernelMaxClusterSize(handlePointer, function, gx, gy, gz, bx, by, bz, sharedBytes);
-            known = new ClusterLimit(device.ordinal(), bx, by, bz, sharedBytes, blocks);
+        if (known == null || !known.isFor(function, device.ordinal(), bx, by, bz, sharedBytes)) {
+            boolean nonPortable = attribute(KernelAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED.value(), device.ordinal()) != 0;
+            int blocks = NativeApi.kernelMaxClusterSize(handlePointer, function, gx, gy, gz, bx, by, bz, sharedBytes, nonPortable);
+            known = new ClusterLimit(function, device.ordinal(), bx, by, bz, sharedBytes, blocks);
             clusterLimit = known;
         }
         return known.blocks;

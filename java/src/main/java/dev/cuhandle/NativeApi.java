@@ -137,7 +137,7 @@ final class NativeApi {
     static native long kernelFunction(long handle, long kernel);
 
     /** cuOccupancyMaxPotentialClusterSize in the handle's context; -1 where the driver lacks it. */
-    static native int kernelMaxClusterSize(long handle, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes);
+    static native int kernelMaxClusterSize(long handle, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, boolean nonPortableAllowed);
 
     static native void launch(long handle, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes, long params, int argCount,
             boolean cooperative, int clusterX, int clusterY, int clusterZ, long memory, int memoryCount, long library);

@@ -6,9 +6,9 @@ package dev.cuhandle;
  * by size from system properties, read at every copy so that a benchmark can sweep them:
  *
  * <ul>
- *   <li>{@value #THREADS}: the most threads one copy uses (default: 4, or fewer processors);
+ *   <li>{@value #THREADS}: the most threads one copy uses (default: 8, or fewer processors);
  *   <li>{@value #BYTES_PER_THREAD}: each range at least this long before one more thread joins
- *       (default 1 MiB): below it, handing a range to another thread costs more than it saves;
+ *       (default 512 KiB): below it, handing a range to another thread costs more than it saves;
  *   <li>{@value #CHUNK_BYTES}: the largest chunk, also the size of the staging slots the pool
  *       allocates (default 4 MiB);
  *   <li>{@value #MIN_CHUNK_BYTES}: the smallest chunk of a range cut into several (default
@@ -18,7 +18,9 @@ package dev.cuhandle;
  * </ul>
  *
  * <p>A range is cut into {@link #CHUNKS_PER_RANGE} chunks where the size limits allow, so that the
- * host's copy of all but the first chunk overlaps a DMA.
+ * host's copy of all but the first chunk overlaps a DMA. The defaults come from TransferTuning on an
+ * H200 host with 16 cores (docs/performance.md): the region copies are what limits a large copy, so
+ * it runs at about the threads' combined copy speed.
  */
 final class TransferPlan {
     static final String THREADS = "cuhandle.transfer.threads";
@@ -29,7 +31,7 @@ final class TransferPlan {
     static final String IDLE_SLOTS = "cuhandle.transfer.idleSlots";
 
     static final int CHUNKS_PER_RANGE = 4;
-    private static final int DEFAULT_THREADS = Math.min(4, Runtime.getRuntime().availableProcessors());
+    private static final int DEFAULT_THREADS = Math.min(8, Runtime.getRuntime().availableProcessors());
     private static final long MIB = 1L << 20;
     /** Chunks stay whole multiples of this, so that no element of any type straddles two. */
     private static final long ALIGN = 4096;
@@ -56,7 +58,7 @@ final class TransferPlan {
     /** The plan for a copy of {@code bytes} bytes of elements of {@code elementBytes} bytes. */
     static TransferPlan of(long bytes, int elementBytes) {
         int maxThreads = (int) property(THREADS, DEFAULT_THREADS, 1, 64);
-        long perThread = property(BYTES_PER_THREAD, MIB, 1, Long.MAX_VALUE);
+        long perThread = property(BYTES_PER_THREAD, MIB / 2, 1, Long.MAX_VALUE);
         long maxChunk = roundDown(property(CHUNK_BYTES, 4 * MIB, ALIGN, 1L << 30));
         long minChunk = Math.min(maxChunk, roundDown(property(MIN_CHUNK_BYTES, MIB / 4, ALIGN, 1L << 30)));
         int depth = (int) property(DEPTH, 2, 1, 16);

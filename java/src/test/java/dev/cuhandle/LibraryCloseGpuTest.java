@@ -1,6 +1,5 @@
 package dev.cuhandle;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,8 +8,11 @@ import org.junit.jupiter.api.Test;
 /**
  * Rule L7 for code (issue 20, point 6): {@link Library#close()} never unloads code or variables the GPU still
  * uses. It waits for the kernels of the library still queued or running, for graph replays still queued that
- * launch them, and for copies to its variables, on the streams that work is on, and for nothing else. On the
- * CPU stand-in the kernels take simulated time; on the GPU they spin.
+ * launch them, and for copies to its variables, on the streams that work is on. (On the H200, driver 580, the
+ * unload itself then waited for all other work of the context too: a library closed next to another handle's
+ * 3 s kernel of another library took 3,000 ms, seen in the GPU run of 2026-12-01; NVIDIA does not document
+ * whether {@code cuLibraryUnload} waits, so cuhandle waits for what uses the library itself.) On the CPU
+ * stand-in the kernels take simulated time; on the GPU they spin.
  */
 @GpuTest
 class LibraryCloseGpuTest extends HandleGpuTestBase {
@@ -75,21 +77,6 @@ class LibraryCloseGpuTest extends HandleGpuTestBase {
                 assertTrue(counter.isClosed(), "the variable's view is closed with the library");
                 other.synchronize();
             }
-        }
-    }
-
-    @Test
-    @StandInCapable
-    void closeDoesNotWaitForWorkThatDoesNotUseIt() throws Exception {
-        try (Handle busy = Handle.create(0); Handle user = Handle.create(0)) {
-            spin(busy, 3.0); // another library's kernel (the shared test kernels), on another handle
-            long start = System.nanoTime();
-            Library lib = TestKernels.load();
-            user.launch(lib.kernel("cuh_test_empty"), Dim3.of(1), Dim3.of(1), 0);
-            lib.close();
-            long millis = (System.nanoTime() - start) / 1_000_000;
-            assertTrue(millis < 2000, "close() took " + millis + " ms: it waited for another handle's kernel of another library");
-            busy.synchronize();
         }
     }
 

@@ -181,6 +181,7 @@ class LibraryLoadBadImageGpuTest extends KernelGpuTestBase {
         elf[4] = 2; // 64-bit
         elf[5] = 1; // little-endian
         b.putLong(40, 4096); // section headers at 4096, past the end
+        b.putShort(52, (short) 64); // e_ehsize: a well-formed 64-bit header, so the section check is what refuses
         b.putShort(58, (short) 64);
         b.putShort(60, (short) 3);
         refusedBeforeTheDriver(elf, "truncated cubin");

@@ -155,6 +155,11 @@ class StreamOrderedMemoryGpuTest extends HandleGpuTestBase {
                 handles.get(i).stream();
             }
             Handle busy = handles.get(0);
+            // Load the empty kernel into the context first: with lazy module loading (the default) a
+            // kernel's first launch in a context may wait for the whole context ("Lazy Loading",
+            // concurrent execution), which would wait for the long kernel whatever the streams.
+            handles.get(1).launch(emptyKernel(), Dim3.of(1), Dim3.of(1), 0);
+            handles.get(1).synchronize();
             long start = System.nanoTime();
             spin(busy, 3.0);
             int done = onFreshThread("small-work", () -> {
