@@ -24,7 +24,7 @@ modules=java,junit
 artifacts="dev.cuhandle:cuhandle:VERSION and dev.cuhandle:cuhandle-junit:VERSION"
 case "${1:-}" in
   -h|--help) usage; exit 0 ;;
-  --spark) modules=java,junit,spark; artifacts="dev.cuhandle:cuhandle, cuhandle-junit and cuhandle-spark VERSION"; shift ;;
+  --spark) modules=java,junit,spark; TESTS_SKIP=-DskipTests; artifacts="dev.cuhandle:cuhandle, cuhandle-junit and cuhandle-spark VERSION"; shift ;;
 esac
 . "$(dirname "$0")/lib/build.sh"
 artifacts=${artifacts//VERSION/$version}

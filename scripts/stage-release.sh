@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stages a release: `mvn deploy` of dev.cuhandle:cuhandle and cuhandle-junit (JARs, sources, Javadoc,
+# Stages a release: `mvn deploy` of dev.cuhandle:cuhandle, cuhandle-junit and cuhandle-spark (JARs, sources, Javadoc,
 # flattened POMs) into a file-based Maven repository with checksums, which a maintainer checks and then
 # uploads to Maven Central (or any repository manager) as it is.
 set -euo pipefail
@@ -7,7 +7,7 @@ usage() {
   cat <<'USAGE'
 Usage: scripts/stage-release.sh [--version X.Y.Z] [--out FOLDER] [Maven option...]
 
-Builds cuhandle and deploys dev.cuhandle:cuhandle and dev.cuhandle:cuhandle-junit into a Maven
+Builds cuhandle and deploys dev.cuhandle:cuhandle, cuhandle-junit and cuhandle-spark into a Maven
 repository in FOLDER (default target/staging), in the standard layout: for each artifact the JAR,
 -sources.jar, -javadoc.jar and the flattened POM, each with .md5, .sha1 (Maven's) and .sha256,
 .sha512 files. Then it checks what it staged and lists it.
@@ -33,6 +33,7 @@ while [ $# -gt 0 ]; do
     *) maven_args+=("$1"); shift ;;
   esac
 done
+TESTS_SKIP=-DskipTests  # spark/'s tests need the library's test JAR to resolve (lib/build.sh)
 . "$(dirname "$0")/lib/build.sh"
 release=${release:-$version}
 out=$(realpath -m "${out:-target/staging}")
@@ -42,9 +43,11 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 stage "staging cuhandle $release from $(git rev-parse --short HEAD 2>/dev/null || echo 'an unknown commit') into $out"
-build_shipped "Maven: deploy cuhandle and cuhandle-junit" target/stage-release.log -pl java,junit -am deploy \
+build_shipped "Maven: deploy cuhandle, cuhandle-junit and cuhandle-spark" target/stage-release.log -pl java,junit,spark -am deploy \
   "-Drevision=$release" "-DaltDeploymentRepository=staging::file://$out" -Dmaven.install.skip=true ${maven_args[@]+"${maven_args[@]}"}
 
+# The library's test JAR is the build's (the GPU bundle, spark/'s tests), not a published artifact.
+find "$out" -name '*-tests.jar*' -delete
 # Maven writes .md5 and .sha1; Maven Central also accepts .sha256 and .sha512, which are worth having.
 stage "adding SHA-256 and SHA-512 checksums"
 find "$out" -type f \( -name '*.jar' -o -name '*.pom' \) | while read -r f; do
@@ -54,7 +57,7 @@ done
 
 stage "checking the staging repository"
 problems=0
-for artifact in cuhandle cuhandle-junit; do
+for artifact in cuhandle cuhandle-junit cuhandle-spark; do
   dir="$out/dev/cuhandle/$artifact/$release"
   base=$(ls "$dir"/"$artifact"-*.pom 2>/dev/null | head -n 1 || true)
   if [ -z "$base" ]; then echo "  missing: $dir/$artifact-$release.pom" >&2; problems=1; continue; fi

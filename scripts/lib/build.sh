@@ -89,6 +89,8 @@ build_shipped() {
   export CARGO_TERM_COLOR=never
   # Only what ships: java/pom.xml's cuhandle.skipTestBuild leaves out the native library with the
   # test entry points, the test kernels, the stand-in driver and cargo test.
+  # Tests are never run; with spark/ in the build they are compiled (-DskipTests), because its tests
+  # depend on the library's test JAR, which Maven resolves even when tests are skipped entirely.
   run_step "$label" "$log" -- \
-    mvn -B -ntp -Dstyle.color=never -Dmaven.test.skip=true -Dcuhandle.skipTestBuild=true "$@"
+    mvn -B -ntp -Dstyle.color=never "${TESTS_SKIP:--Dmaven.test.skip=true}" -Dcuhandle.skipTestBuild=true "$@"
 }
