@@ -7,11 +7,20 @@
    figures that links no log, fails the check.
 2. Citations: no tracked file (README, docs, sources, Javadoc, comments, scripts) may cite files
    outside the repository: the project's rules live in docs/design.md, its figures in docs/runs/.
+   "rule X of <anything but docs/design.md>" counts as such a citation.
+3. Rules: every rule a tracked file cites ("rule L3", "rules H1-H4", test methods "h9_...") is
+   defined by a heading of docs/design.md ("### L3 ...").
+4. Links: every relative link and image of a tracked markdown page (README.md, docs/, CONTRIBUTING.md
+   ...) leads to a tracked file or folder, and its #anchor, if any, to a heading of the target page;
+   so a moved test or guide breaks the check, not the reader.
+5. Configuration: every cuhandle.* system property and CUHANDLE_* environment variable the library
+   reads is listed in docs/guide/configuration.md.
 
 Usage: python3 scripts/check_docs.py [repository root]; exit status 1 on any failure. Standard
 library only, so that CI needs nothing installed.
 """
 
+import bisect
 import os
 import re
 import subprocess
@@ -44,8 +53,25 @@ LOG_SUFFIX_UNIT = re.compile(r"^\s?(gb/s|gbps|gib|mib|kib|gb|mb|kb|ns|µs|us|ms|
 KEY_BEFORE = re.compile(r"([A-Za-z][\w.]*)\s*[=:]?\s*$")
 KEY_UNIT = re.compile(r"_(gbps|gib|mib|kib|ns|us|ms)(?=_|$)|_(s)$", re.IGNORECASE)
 
-# Files outside the repository that nothing in it may cite.
-OUTSIDE_CITATION = re.compile(r"FIGURES\.md|PATTERNS\.md|(?<![\w/.])DESIGN\.md|\.\./shared/|/work/shared|shared/anchors/|shared/seeds/")
+# Files outside the repository that nothing in it may cite, and the wordings that cite them ("DESIGN:",
+# "seed 003", "rule L3 of the contract").
+OUTSIDE_CITATION = re.compile(
+    r"FIGURES\.md|PATTERNS\.md|(?<![\w/.])DESIGN\.md|\bDESIGN\b|\.\./shared/|/work/shared|shared/anchors/|shared/seeds/"
+    r"|\bseeds? \d{3}\b")
+RULE_LIST = r"[A-Z]\d{1,2}(?:\s*(?:[-–,/]|and|or)\s*[A-Z]?\d{1,2}(?![\w.]))*"
+# "rule L3 of X" where X is not the project's own design page.
+FOREIGN_RULE = re.compile(
+    r"\brules?\s+" + RULE_LIST + r"\s+of\s+(?!docs/design\.md|\[the design\]|\[docs/design\.md\]|the design\b|design\.md|\[design\.md\])(?P<what>\S+)")
+CITED_RULES = re.compile(r"\brules?\s+(?P<list>" + RULE_LIST + r")")
+TEST_METHOD_RULE = re.compile(r"\bvoid\s+([a-z])(\d{1,2})_\w*\s*\(")
+DESIGN = "docs/design.md"
+DEFINED_RULE = re.compile(r"^###\s+([A-Z]\d{1,2})\b", re.MULTILINE)
+CONFIGURATION = "docs/guide/configuration.md"
+# Where the library reads its settings (tests and the stand-in driver have their own, documented
+# beside them).
+CONFIGURED_SOURCES = ("java/src/main/", "junit/src/main/", "rust/src/")
+PROPERTY_LITERAL = re.compile(r'"(cuhandle\.[A-Za-z][\w.]*)"')
+ENV_NAME = re.compile(r"\b(CUHANDLE_[A-Z][A-Z0-9_]*)\b")
 CITATION_EXEMPT = ("docs/runs/", "scripts/check_docs.py", "scripts/test_check_docs.py")
 
 
@@ -182,6 +208,147 @@ def check_citations(files):
     return failures
 
 
+def expand_rules(rule_list):
+    """["H1", "H2", "H3", "L3"] from "H1-H3, L3": ranges by number, a bare number takes the previous letter."""
+    names = []
+    letter = None
+    previous_number = None
+    pending_range = False
+    for token in re.findall(r"[A-Z]?\d{1,2}|[-–]", rule_list):
+        if token in "-–":
+            pending_range = True
+            continue
+        if token[0].isalpha():
+            letter, number = token[0], int(token[1:])
+        else:
+            number = int(token)
+        if pending_range and previous_number is not None and number >= previous_number:
+            names += [f"{letter}{n}" for n in range(previous_number + 1, number + 1)]
+        else:
+            names.append(f"{letter}{number}")
+        previous_number, pending_range = number, False
+    return names
+
+
+def flatten(text):
+    """The text as one line, each line's comment marker (*, //, //!, #, --) and indentation dropped,
+    so that a citation that wraps is still found; and a function from an offset in it to a line number."""
+    starts, parts, offset = [], [], 0
+    for line in text.splitlines():
+        piece = re.sub(r"^\s*(?:\*|//!?|///|#|--)?\s*", "", line) if parts else line
+        starts.append(offset)
+        parts.append(piece)
+        offset += len(piece) + 1
+    return " ".join(parts), lambda at: bisect.bisect_right(starts, at)
+
+
+def check_rules(files, design_text):
+    """Failure messages for rules cited in files (as "rule X", "rules X-Y" or a test method "x1_...")
+    that docs/design.md does not define, and for rules cited as being in another document."""
+    defined = set(DEFINED_RULE.findall(design_text or ""))
+    failures = []
+    for path, text in files:
+        if path.startswith(CITATION_EXEMPT):
+            continue
+        flat, line_of = flatten(text)
+        for m in FOREIGN_RULE.finditer(flat):
+            failures.append(f"{path}:{line_of(m.start())}: cites '{m.group(0)}': the project's rules are in {DESIGN}")
+        cited = [(m.start(), name) for m in CITED_RULES.finditer(flat) for name in expand_rules(m.group("list"))]
+        cited += [(m.start(), m.group(1).upper() + m.group(2)) for m in TEST_METHOD_RULE.finditer(flat)]
+        for offset, name in cited:
+            if name not in defined:
+                failures.append(f"{path}:{line_of(offset)}: cites rule {name}, which {DESIGN} does not define")
+    return failures
+
+
+def heading_slugs(markdown_text):
+    """The anchors GitHub gives a page's headings (lower case, punctuation dropped, spaces to '-',
+    repeats numbered), plus explicit <a id="..."> / <a name="..."> anchors."""
+    slugs = set()
+    seen = {}
+    fenced = False
+    for line in markdown_text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            title = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", m.group(1))
+            slug = re.sub(r"[^\w\- ]", "", title.replace("`", "").lower()).replace(" ", "-")
+            count = seen.get(slug, 0)
+            seen[slug] = count + 1
+            slugs.add(slug if count == 0 else f"{slug}-{count}")
+    slugs.update(re.findall(r'<a\s+(?:id|name)="([^"]+)"', markdown_text))
+    return slugs
+
+
+def markdown_links(text):
+    """(line number, target) of every inline link, image and link definition outside code."""
+    links = []
+    fenced = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        line = re.sub(r"`[^`]*`", "", line)
+        links += [(number, m.group(1)) for m in re.finditer(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)", line)]
+        m = re.match(r"^\s{0,3}\[[^\]]+\]:\s*(\S+)", line)
+        if m:
+            links.append((number, m.group(1)))
+    return links
+
+
+def check_links(pages, tracked, read_page):
+    """Failure messages for relative links of markdown pages that lead nowhere. pages: [(path, text)];
+    tracked: set of tracked paths; read_page(path) gives a tracked page's text."""
+    folders = {os.path.dirname(p) for p in tracked}
+    for f in list(folders):
+        while f:
+            f = os.path.dirname(f)
+            folders.add(f)
+    failures = []
+    for path, text in pages:
+        for number, target in markdown_links(text):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
+                continue  # https:, mailto: ...
+            file_part, _, anchor = target.partition("#")
+            if file_part:
+                resolved = os.path.normpath(os.path.join(os.path.dirname(path), file_part))
+                if resolved.startswith(".."):
+                    failures.append(f"{path}:{number}: link '{target}' leaves the repository")
+                    continue
+                if resolved not in tracked and resolved not in folders:
+                    failures.append(f"{path}:{number}: link '{target}' leads to {resolved}, which is not a tracked file or folder")
+                    continue
+            else:
+                resolved = path
+            if anchor and resolved.endswith(".md"):
+                page = read_page(resolved)
+                if page is not None and anchor not in heading_slugs(page):
+                    failures.append(f"{path}:{number}: link '{target}': {resolved} has no heading with the anchor #{anchor}")
+    return failures
+
+
+def check_configuration(files, configuration_text):
+    """Failure messages for settings the library reads that docs/guide/configuration.md does not list."""
+    failures = []
+    documented = configuration_text or ""
+    for path, text in files:
+        if not path.startswith(CONFIGURED_SOURCES):
+            continue
+        names = set(PROPERTY_LITERAL.findall(text)) | set(ENV_NAME.findall(text))
+        for name in sorted(names):
+            if "test" in name.lower() or name.startswith("CUHANDLE_STANDIN"):
+                continue  # read only by tests or the stand-in driver
+            if not re.search(r"(?<![\w.])" + re.escape(name) + r"(?![\w])", documented):
+                failures.append(f"{path}: reads {name}, which {CONFIGURATION} does not list")
+    return failures
+
+
 def tracked_files(root):
     try:
         out = subprocess.run(["git", "-C", root, "ls-files", "-z"], check=True, capture_output=True).stdout
@@ -206,6 +373,9 @@ def read_text(path):
 
 
 def main(argv):
+    if len(argv) > 1 and argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
     root = os.path.abspath(argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
     tracked = tracked_files(root)
     tracked_set = set(tracked)
@@ -227,13 +397,24 @@ def main(argv):
         if text is not None:
             files.append((path, text))
     failures += check_citations(files)
+    design = read_text(os.path.join(root, DESIGN)) if DESIGN in tracked_set else None
+    if design is None:
+        failures.append(f"{DESIGN} is missing (or not tracked): the rules the code cites must be defined there")
+    failures += check_rules(files, design)
+    pages = [(p, t) for p, t in files if p.endswith(".md") and not p.startswith(RUNS)]
+    failures += check_links(pages, tracked_set, lambda p: read_text(os.path.join(root, p)) if p in tracked_set else None)
+    configuration = read_text(os.path.join(root, CONFIGURATION)) if CONFIGURATION in tracked_set else None
+    if configuration is None:
+        failures.append(f"{CONFIGURATION} is missing (or not tracked)")
+    failures += check_configuration(files, configuration)
     for failure in failures:
         print(failure, file=sys.stderr)
     figures = sum(len(PAGE_FIGURE.findall(t)) for _, t in blocks(page))
     if failures:
         print(f"check_docs: {len(failures)} problem(s)", file=sys.stderr)
         return 1
-    print(f"check_docs: {figures} figure(s) in {PAGE} found in the logs they link; no citation of files outside the repository in {len(files)} tracked files")
+    print(f"check_docs: {figures} figure(s) in {PAGE} found in the logs they link; no citation of files outside the repository in {len(files)} tracked files;"
+          f" every cited rule defined in {DESIGN}; the relative links of {len(pages)} markdown pages resolve; every setting listed in {CONFIGURATION}")
     pending = page.count(PLACEHOLDER)
     if pending:
         print(f"check_docs: {pending} placeholder(s) '{PLACEHOLDER}...' in {PAGE} wait for a GPU log to be committed")

@@ -3,6 +3,19 @@
 # Linux x86-64 host with a GPU but no JDK or Maven: a jlink'ed JRE, the JAR, the test JAR, JUnit's
 # console launcher and `run-*` scripts. Usage: scripts/gpu-bundle.sh [folder] (default .gpu-bundle)
 set -euo pipefail
+case "${1:-}" in
+  -h|--help)
+    cat <<'USAGE'
+Usage: scripts/gpu-bundle.sh [folder]   (default .gpu-bundle)
+
+Builds a self-contained folder that runs cuhandle's GPU test suite, self-test, benchmarks and soak on
+a Linux x86-64 host with an NVIDIA driver but no JDK or Maven: a jlink'ed JRE (about 40 MB), the JAR,
+the test classes, JUnit's console launcher and the C benchmark sources. Copy it there and run
+folder/run-tests, folder/run-main, folder/run-all [tests|bench|proof|all], folder/run-class CLASS,
+folder/run-soak (see CONTRIBUTING.md).
+USAGE
+    exit 0 ;;
+esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$root/.gpu-bundle}")
 cd "$root"
@@ -10,7 +23,7 @@ scripts/setup.sh
 mvn -B -ntp -q package -DskipTests
 rm -rf "$out"
 mkdir -p "$out/app" "$out/lib" "$out/bench"
-cp java/target/cuhandle-0.1.0-SNAPSHOT.jar "$out/app/cuhandle.jar"
+cp "java/target/cuhandle-$(python3 scripts/version.py).jar" "$out/app/cuhandle.jar"
 # Test classes as a folder: the console launcher's class-path scan finds tests in folders.
 cp -r java/target/test-classes "$out/app/test-classes"
 # Test-scope libraries other than JUnit (the console launcher brings JUnit itself).

@@ -5,6 +5,14 @@
 # into a virtual environment of the project's own. `--gradle` also installs Debian's gradle
 # (scripts/test.sh needs it for tests/gradle-consumer).
 set -euo pipefail
+case "${1:-}" in
+  -h|--help)
+    echo "Usage: scripts/setup.sh [--gradle]"
+    echo "Installs what cuhandle's build needs and is missing (nvcc from Debian's nvidia-cuda-toolkit, zig into"
+    echo ".tools/zig-venv, cargo-zigbuild; with --gradle Debian's gradle), idempotently; names what it cannot install"
+    echo "(Rust, a JDK, Maven, a C compiler, python3). Every other script runs it first."
+    exit 0 ;;
+esac
 
 missing() { echo "cuhandle setup: missing $1" >&2; exit 1; }
 

@@ -14,6 +14,14 @@
 # exclusion below says what it serves. The set is checked by running the example job with exactly
 # these JARs on the CPU stand-in driver (docs/spark.md, "Running the example on a GPU host").
 set -euo pipefail
+case "${1:-}" in
+  -h|--help)
+    echo "Usage: scripts/spark-bundle.sh [folder]   (default .spark-bundle)"
+    echo "A self-contained bundle of the Spark example job for a GPU host without Java, split into parts of at most"
+    echo "PART_MIB MiB (default 56); run any part's run-spark-example there once all parts are copied (docs/spark.md)."
+    echo "Maven options (a local repository, say) go in MAVEN_OPTS."
+    exit 0 ;;
+esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$root/.spark-bundle}")
 part_mib=${PART_MIB:-56}
@@ -50,9 +58,10 @@ mvn -B -ntp -q -pl java,spark -am package -DskipTests
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/items/app" "$stage/items/jars"
-cp java/target/cuhandle-0.1.0-SNAPSHOT.jar "$stage/items/app/cuhandle.jar"
-cp spark/target/cuhandle-spark-0.1.0-SNAPSHOT.jar "$stage/items/app/cuhandle-spark.jar"
-cp spark/target/cuhandle-spark-0.1.0-SNAPSHOT-tests.jar "$stage/items/app/cuhandle-spark-example.jar"
+version=$(python3 scripts/version.py)
+cp "java/target/cuhandle-$version.jar" "$stage/items/app/cuhandle.jar"
+cp "spark/target/cuhandle-spark-$version.jar" "$stage/items/app/cuhandle-spark.jar"
+cp "spark/target/cuhandle-spark-$version-tests.jar" "$stage/items/app/cuhandle-spark-example.jar"
 cp spark/bin/cuhandle-gpu-discovery.sh "$stage/items/app/"
 # The JVM options Spark's launcher gives Java 17+, kept in one place: the spark module's pom.
 sed -n 's#.*<spark.java.options>\(.*\)</spark.java.options>.*#\1#p' spark/pom.xml | head -n 1 > "$stage/items/app/spark-java-options"

@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
-# Every test: installs what is missing (scripts/setup.sh --gradle), then one Maven build that
-# compiles the Rust crate and kernels, runs the Rust unit tests (cargo test), the Java tests and the
-# Kotlin and Java consumer examples, and installs dev.cuhandle:cuhandle and cuhandle-junit into the
-# local Maven repository; then the Gradle consumer (tests/gradle-consumer) builds against them from
-# mavenLocal() and runs its tests. Without a GPU the GPU tests are skipped with the reason printed;
-# -Dcuhandle.requireGpu=true makes them fail (in the Gradle build too).
+# Every test: installs what is missing (scripts/setup.sh --gradle), checks the documentation, the
+# version and the third-party notices, then one Maven build that compiles the Rust crate and kernels,
+# runs the Rust unit tests (cargo test), the Java tests (on the machine's driver, on the CPU stand-in
+# driver, and on Java 25 where installed) and the Kotlin and Java consumer examples, and installs
+# dev.cuhandle:cuhandle and cuhandle-junit into the local Maven repository; then the Gradle consumer
+# (tests/gradle-consumer) and the projects built from README.md's snippets build against them and run.
 set -euo pipefail
+case "${1:-}" in
+  -h|--help)
+    cat <<'USAGE'
+Usage: scripts/test.sh [Maven option...]
+
+Runs every test of cuhandle (what CI runs, through .ci/run): the checks of the docs, the version and
+THIRD-PARTY-NOTICES; cargo test; the Java suite on the machine's driver and on the CPU stand-in
+driver (and on Java 25 where installed); cuhandle-junit; the Java, Kotlin and Gradle consumers; and
+README.md's Quick start built with Maven and Gradle. Takes 10-20 minutes on two cores.
+Without a GPU the GPU tests are skipped with the reason printed. Options go to Maven (and the
+cuhandle.* ones and -Dmaven.repo.local to Gradle and the README projects too), e.g.
+  scripts/test.sh -Dcuhandle.requireGpu=true       GPU tests fail instead of skipping
+  scripts/test.sh -Dmaven.repo.local=/path/to/repo another local Maven repository
+USAGE
+    exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 scripts/setup.sh --gradle
 # Plain output for logs: no ANSI colour codes from Maven or cargo. (Debian's Maven 3.8.7 prints
@@ -14,9 +30,14 @@ export CARGO_TERM_COLOR=never
 # The benchmark report generator, on synthetic harness output (no GPU, no matplotlib needed).
 python3 tests/bench/test_report.py
 # The documentation check: every figure of docs/handles.md in a committed log under docs/runs/ that
-# its paragraph links, and no citation of files outside the repository (its own tests first).
+# its paragraph links, no citation of files outside the repository, every cited rule defined in
+# docs/design.md, every relative link resolving, every setting documented (its own tests first).
 python3 scripts/test_check_docs.py
 python3 scripts/check_docs.py
+# One version: pom.xml's, everywhere it is written down.
+python3 scripts/version.py --check
+# THIRD-PARTY-NOTICES matches Cargo.lock and the POMs' dependencies.
+python3 scripts/third-party-notices.py --check
 # install, not only verify: mavenLocal() is where the Gradle consumer finds the artifacts.
 mvn -B -ntp -Dstyle.color=never install "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
 
@@ -28,3 +49,6 @@ done
 echo "cuhandle test: tests/gradle-consumer with $(gradle --version 2>/dev/null | grep '^Gradle ') on $(java -version 2>&1 | head -n 1)"
 (cd tests/gradle-consumer && gradle --no-daemon -q ${gradle_args[@]+"${gradle_args[@]}"} build run)
 echo "cuhandle test: tests/gradle-consumer passed (gradle build run)"
+# README.md's Quick start as a new project, built by Maven (Java, Kotlin) and Gradle against what was
+# just installed, and run on the machine's driver and on the CPU stand-in.
+python3 scripts/check_readme_snippets.py ${gradle_args[@]+"${gradle_args[@]}"}

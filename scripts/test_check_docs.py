@@ -105,6 +105,73 @@ class CitationCheckTest(unittest.TestCase):
         self.assertTrue(failures[0].startswith("README.md:1: cites 'FIGURES.md'"), failures[0])
         self.assertTrue(any(f.startswith("scripts/x.sh:1: cites '../shared/'") for f in failures), failures)
 
+    def test_design_wordings_that_point_outside_are_citations(self):
+        files = [
+            ("java/pom.xml", "<!-- DESIGN: tested on Java 17 and 25 -->"),
+            ("docs/handles.md", "the article on loading (seed 003) says"),
+            ("java/B.java", " * the seed 0x6e6f6e and docs/design.md are fine"),
+        ]
+        failures = check_docs.check_citations(files)
+        self.assertEqual(2, len(failures), failures)
+
+
+DESIGN_PAGE = "# Design\n\n### H1 Current context\n### H2 No current context\n### H3 Explicit\n### L3 Stream order\n"
+
+
+class RuleCheckTest(unittest.TestCase):
+    def test_ranges_and_lists_expand(self):
+        self.assertEqual(["H1", "H2", "H3", "L3"], check_docs.expand_rules("H1-H3, L3"))
+        self.assertEqual(["L1", "L2", "C1"], check_docs.expand_rules("L1–L2 and C1"))
+
+    def test_cited_rules_must_be_defined_in_the_design_page(self):
+        files = [
+            ("A.java", " * Binds (rules H1-H3 of docs/design.md); frees in stream order (rule L3)."),
+            ("B.java", " * rule\n * Z9 of docs/design.md"),  # wrapped across comment lines
+            ("CTest.java", "    void h4_restoresTheCallersContext() {"),
+        ]
+        failures = check_docs.check_rules(files, DESIGN_PAGE)
+        self.assertEqual(2, len(failures), failures)
+        self.assertTrue(failures[0].startswith("B.java:1: cites rule Z9"), failures[0])
+        self.assertTrue(failures[1].startswith("CTest.java:1: cites rule H4"), failures[1])
+
+    def test_a_rule_of_another_document_is_refused(self):
+        failures = check_docs.check_rules([("x.rs", "//! rule H1 of the shared contract")], DESIGN_PAGE)
+        self.assertEqual(1, len(failures), failures)
+        self.assertIn("the project's rules are in docs/design.md", failures[0])
+
+
+class LinkCheckTest(unittest.TestCase):
+    TRACKED = {"README.md", "docs/design.md", "docs/guide/kernels.md", "java/src/test/java/dev/cuhandle/GraphGpuTest.java"}
+    PAGES = {"docs/design.md": "# Design\n\n## The handle (H1–H12)\n### L3 `close()` in stream order\n"}
+
+    def check(self, path, text):
+        return check_docs.check_links([(path, text)], self.TRACKED, self.PAGES.get)
+
+    def test_links_to_tracked_files_folders_and_headings_pass(self):
+        text = ("[design](docs/design.md#the-handle-h1h12), [L3](docs/design.md#l3-close-in-stream-order), "
+                "[guides](docs/guide), [web](https://example.com), `[not](a-link)`\n```\n[in](code.md)\n```\n")
+        self.assertEqual([], self.check("README.md", text))
+        self.assertEqual([], self.check("docs/guide/kernels.md", "[test](../../java/src/test/java/dev/cuhandle/GraphGpuTest.java)"))
+
+    def test_a_moved_file_or_a_missing_heading_fails(self):
+        failures = self.check("docs/guide/kernels.md", "[test](../../java/src/test/java/dev/cuhandle/gpu/GraphGpuTest.java)\n"
+                              "[rule](../design.md#h9-streams)\n[up](../../../outside.md)")
+        self.assertEqual(3, len(failures), failures)
+        self.assertIn("not a tracked file or folder", failures[0])
+        self.assertIn("has no heading with the anchor #h9-streams", failures[1])
+        self.assertIn("leaves the repository", failures[2])
+
+
+class ConfigurationCheckTest(unittest.TestCase):
+    def test_every_setting_the_library_reads_is_listed(self):
+        files = [
+            ("java/src/main/java/dev/cuhandle/A.java", 'static final String P = "cuhandle.pool.enabled"; String Q = "cuhandle.new.knob";'),
+            ("rust/src/core/b.rs", 'const ENV: &str = "CUHANDLE_NVRTC_PATH"; // and CUHANDLE_TEST_PATH_THAT_IS_NEVER_SET'),
+            ("java/src/test/java/dev/cuhandle/T.java", '"cuhandle.standIn"'),
+        ]
+        failures = check_docs.check_configuration(files, "| `cuhandle.pool.enabled` |\n| `CUHANDLE_NVRTC_PATH` |")
+        self.assertEqual(["java/src/main/java/dev/cuhandle/A.java: reads cuhandle.new.knob, which docs/guide/configuration.md does not list"], failures)
+
 
 if __name__ == "__main__":
     unittest.main()

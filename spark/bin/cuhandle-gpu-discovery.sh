@@ -5,6 +5,7 @@
 # Class path: $CUHANDLE_CLASSPATH, else every cuhandle*.jar beside this script (the cuhandle and
 # cuhandle-spark JARs). Java: $JAVA_HOME/bin/java, else java on the PATH. The driver library can
 # be chosen with $CUHANDLE_DRIVER_PATH, as for any cuhandle program.
+case "${1:-}" in -h|--help) sed -n '2,/^here=/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 cp=${CUHANDLE_CLASSPATH:-}
 if [ -z "$cp" ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Turns one benchmark run (tests/bench/run-all.sh bench) into perf.csv, perf.md and charts, and puts
-perf.md's text into README.md between the markers.
+perf.md's text into docs/performance.md between the markers.
 
 Input rows, from every harness of the run: impl,group,name,n,value,unit. Groups:
   blas            name = routine, n = vector length, value = us per call (median)
@@ -17,10 +17,11 @@ rows of impl "c". Lines starting with '#' are kept as notes.
 
 usage:
   report.py OUTDIR RAW_FILE...          writes OUTDIR/perf.csv, perf.md, blas-gbps.png, blas-us.png, launch.png
-  report.py --readme README.md PERF_CSV [IMAGE_DIR]
+  report.py --readme PAGE.md PERF_CSV [IMAGE_DIR]
                                         regenerates the text from a published perf.csv and replaces what is
-                                        between <!-- perf:begin --> and <!-- perf:end --> in README.md; image
-                                        links point to IMAGE_DIR (default: the folder of PERF_CSV)
+                                        between <!-- perf:begin --> and <!-- perf:end --> in PAGE.md
+                                        (docs/performance.md); image links point to IMAGE_DIR, relative to
+                                        the page (default: the folder of PERF_CSV)
 """
 import csv
 import os
@@ -46,6 +47,9 @@ TRANSFER_RATIO_GOAL = 1.0
 TRANSFER_GBPS_GOAL = 20.0
 TRANSFER_GBPS_GOAL_FROM = 64 << 20  # bytes: the GB/s goal holds from this size up
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
+# One colour per implementation in every chart and panel, so that a series reads the same wherever it
+# appears (matplotlib's default cycle colours by position, which differed between the two launch panels).
+COLOURS = {"cuhandle": "#1f77b4", "cuhandle_ctx_current": "#9ecae1", "jcuda": "#ff7f0e", "c": "#2ca02c", "cublas": "#d62728"}
 
 
 def family(routine):
@@ -392,7 +396,7 @@ def charts(d, outdir):
                 us = [d.get(impl, "blas", r, n) for n in sizes]
                 ys = [gbps(r, n, u) for n, u in zip(sizes, us)] if what == "gbps" else us
                 if sizes:
-                    ax.plot(sizes, ys, style, markersize=3, label="cuBLAS" if impl == "cublas" else impl)
+                    ax.plot(sizes, ys, style, markersize=3, color=COLOURS[impl], label="cuBLAS" if impl == "cublas" else impl)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_title(r)
@@ -412,22 +416,25 @@ def charts(d, outdir):
     for i, (impl, label) in enumerate(impls):
         ys = [d.get(impl, "launch", f"args{k}", 1) for k in ARG_COUNTS]
         xs = [x + (i - 1.5) * width for x in range(len(ARG_COUNTS))]
-        a1.bar([x for x, y in zip(xs, ys) if y is not None], [y for y in ys if y is not None], width=width, label=label)
+        a1.bar([x for x, y in zip(xs, ys) if y is not None], [y for y in ys if y is not None], width=width,
+               color=COLOURS[impl], label=label)
     a1.set_xticks(range(len(ARG_COUNTS)))
     a1.set_xticklabels([str(k) for k in ARG_COUNTS])
     a1.set_xlabel("kernel arguments")
     a1.set_ylabel("us per launch")
+    a1.set_ylim(bottom=0)
     a1.legend(fontsize=8)
     for impl, label in (("cuhandle", "cuhandle"), ("jcuda", "JCuda"), ("c", "C driver")):
         pts = [(t, d.get(impl, "launch_threads", f"threads{t}", t)) for t in THREADS]
         pts = [(t, v / 1e6) for t, v in pts if v is not None]
         if pts:
-            a2.plot([p[0] for p in pts], [p[1] for p in pts], "-o", label=label)
+            a2.plot([p[0] for p in pts], [p[1] for p in pts], "-o", color=COLOURS[impl], label=label)
     a2.set_xscale("log", base=2)
     a2.set_xticks(THREADS)
     a2.set_xticklabels([str(t) for t in THREADS])
     a2.set_xlabel("threads")
     a2.set_ylabel("million launches per second")
+    a2.set_ylim(bottom=0)  # from zero: a truncated axis made 0.24 against 0.26 M look like a factor
     a2.legend(fontsize=8)
     fig.suptitle("Empty-kernel launches: overhead per launch and throughput")
     fig.tight_layout()

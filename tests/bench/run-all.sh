@@ -7,8 +7,10 @@
 # docs/handles.md's cuBLAS column: CHECK/OBSERVE lines in $OUT/proof.log, exit status on the last line.
 #
 # Writes into ${OUT:-./out}: main.log, tests.log (tests, all), proof.log (proof, all), bench.log
-# (every harness's raw output, in order), async.csv and transfer.csv (the copy figures) and, from tests/bench/report.py, perf.csv, perf.md (the README's performance section), blas-gbps.png, blas-us.png, launch.png. Publish a run
-# with tests/bench/publish.sh OUT (copies the CSV and charts to docs/perf, rewrites README.md).
+# (every harness's raw output, in order), async.csv and transfer.csv (the copy figures) and, from
+# tests/bench/report.py, perf.csv, perf.md (docs/performance.md's benchmark section), blas-gbps.png,
+# blas-us.png, launch.png. Publish a run with tests/bench/publish.sh OUT (copies the CSV and charts
+# to docs/perf, rewrites docs/performance.md).
 # The benchmarks take about 3 minutes on an H200; COLD_RUNS (default 3) and HANDLE_RUNS (default 5)
 # set the fresh processes for the cold start and the handle costs, BLAS_LOG2_MAX (default 28) the
 # largest BLAS size (a quick check: BLAS_LOG2_MAX=16).
@@ -16,6 +18,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
 what=${1:-all}
+case "$what" in -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
 case "$what" in tests|bench|proof|all) ;; *) echo "usage: run-all [tests|bench|proof|all]" >&2; exit 2 ;; esac
 mkdir -p "$out"
 nvidia-smi -L 2>&1 | tee "$out/main.log"

@@ -157,5 +157,91 @@ class ReportTest(unittest.TestCase):
         self.assertIn("perf:begin", result.stderr)
 
 
+class RecordingAxes:
+    """Stands in for a matplotlib Axes: records the calls that draw series and set limits."""
+
+    def __init__(self):
+        self.series, self.ylim = [], None
+
+    def bar(self, xs, ys, **kw):
+        self.series.append((kw.get("label"), kw.get("color")))
+
+    def plot(self, xs, ys, *style, **kw):
+        self.series.append((kw.get("label"), kw.get("color")))
+
+    def set_ylim(self, bottom=None, top=None):
+        self.ylim = (bottom, top)
+
+    def __getattr__(self, name):  # titles, scales, ticks, labels, legends, grids
+        return lambda *a, **kw: None
+
+
+class RecordingGrid:
+    """A rows x cols grid of RecordingAxes, indexed as numpy's array of axes is: grid.flat, grid[row], grid[:, col]."""
+
+    def __init__(self, rows, cols):
+        self.rows = [[RecordingAxes() for _ in range(cols)] for _ in range(rows)]
+        self.flat = [a for row in self.rows for a in row]
+
+    def __getitem__(self, key):
+        if isinstance(key, tuple):
+            return [row[key[1]] for row in self.rows[key[0]]]
+        return self.rows[key]
+
+
+class RecordingPyplot:
+    def __init__(self):
+        self.figures = []
+
+    def subplots(self, rows, cols, **kw):
+        grid = RecordingGrid(rows, cols)
+        self.figures.append(grid.flat)
+
+        class Figure:
+            def __getattr__(self, name):  # suptitle, tight_layout, savefig
+                return lambda *a, **kw: None
+
+        return Figure(), (tuple(grid.flat) if rows == 1 else grid)
+
+    def close(self, figure):
+        pass
+
+
+class ChartTest(unittest.TestCase):
+    """The charts' code on a recording stand-in for matplotlib (which CI does not install)."""
+
+    def test_a_series_has_one_colour_in_every_panel_and_the_launch_axes_start_at_zero(self):
+        import types
+        pyplot = RecordingPyplot()
+        matplotlib = types.ModuleType("matplotlib")
+        matplotlib.use = lambda backend: None
+        matplotlib.pyplot = pyplot
+        saved = {k: sys.modules.get(k) for k in ("matplotlib", "matplotlib.pyplot")}
+        sys.modules["matplotlib"], sys.modules["matplotlib.pyplot"] = matplotlib, pyplot
+        try:
+            with tempfile.TemporaryDirectory() as folder:
+                rows, _ = report.read_rows(synthetic(folder))
+                report.charts(report.Data(rows), folder)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+        launch = pyplot.figures[-1]
+        colours = {}
+        for axes in launch:
+            for label, colour in axes.series:
+                self.assertIsNotNone(colour, f"series {label} takes matplotlib's colour by position")
+                colours.setdefault(label, set()).add(colour)
+        self.assertEqual({"cuhandle", "JCuda", "C driver"}, {label for label, _ in launch[1].series}, "the synthetic run's throughput series")
+        for label, used in colours.items():
+            self.assertEqual(1, len(used), f"{label} is drawn in {used}")
+        self.assertEqual((0, None), launch[0].ylim)
+        self.assertEqual((0, None), launch[1].ylim, "launches per second from zero, not a truncated axis")
+        blas = [s for axes in pyplot.figures[0] for s in axes.series]
+        self.assertEqual({report.COLOURS["cuhandle"], report.COLOURS["cublas"]}, {c for _, c in blas})
+
+
 if __name__ == "__main__":
     unittest.main()

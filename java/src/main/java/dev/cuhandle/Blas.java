@@ -4,7 +4,15 @@ import java.util.Objects;
 
 /**
  * BLAS level 1 on a {@link Handle}, for {@code float} (s) and {@code double} (d), with cuBLAS-like
- * signatures and reference-BLAS semantics:
+ * signatures and reference-BLAS semantics.
+ *
+ * <pre>{@code
+ * Blas.saxpy(h, n, 2f, x, 1, y, 1);               // y = 2x + y
+ * float dot = Blas.sdot(h, n, x, 1, y, 1);        // waits for the result
+ * Blas.sdot(h, n, x, 1, y, 1, result);            // into a device buffer, in stream order, no wait
+ * long i = Blas.isamax(h, n, x, 1);               // 1-based, as in BLAS
+ * }</pre>
+ *
  * <ul>
  * <li>{@code n <= 0}: nothing is done; reductions return 0.</li>
  * <li>Increments may be negative: element i of a vector with increment {@code inc < 0} is at

@@ -5,6 +5,18 @@ package dev.cuhandle;
  * stream unless another handle of the same context is given. A {@link #slice} is a view that
  * shares the memory and never frees it. Close it; a cleaner frees unreachable unclosed buffers.
  *
+ * <pre>{@code
+ * try (DeviceBuffer x = h.allocate(4L * n)) {                  // sizes in bytes
+ *     x.upload(floats);                                        // n floats
+ *     DeviceBuffer tail = x.sliceFloats(n / 2, n - n / 2);     // a view, in elements
+ *     Blas.sscal(h, n - n / 2, 2f, tail, 1);
+ *     x.download(floats);                                      // waits for the sscal
+ * }                                                            // freed in stream order
+ * }</pre>
+ *
+ * <p>Closing never waits for work that did not use the buffer: the memory returns to its context's
+ * pool once every stream that used it has finished with it (rule L3).
+ *
  * <h2 id="arrays">Copies between Java arrays and the device</h2>
  *
  * <p>The copies of this class ({@code upload}, {@code download}) and those of {@link Handle}
@@ -13,7 +25,7 @@ package dev.cuhandle;
  * (rule L4). The elements move in chunks through page-locked staging memory of the handle's
  * context (a small pool, reused by later copies): JNI region copies fill one chunk while the DMA of
  * the one before runs, and downloads run the same way in reverse, so a copy takes about as long as
- * the slower of the two steps, and the DMA runs at the speed of pinned memory. An array of 2 MiB or
+ * the slower of the two steps, and the DMA runs at the speed of pinned memory. An array of 1 MiB or
  * more (by default) is split into ranges that several threads copy at once (the caller and
  * cuhandle's {@code cuhandle-transfer-helper} threads), all on the handle's stream. Chunk sizes
  * and thread counts are chosen by size; the system properties {@code cuhandle.transfer.threads},

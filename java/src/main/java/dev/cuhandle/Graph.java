@@ -9,6 +9,22 @@ import java.util.Objects;
  * memsets. Close it (try-with-resources); an unreachable unclosed graph is released by a cleaner
  * with a warning.
  *
+ * <pre>{@code
+ * try (Graph g = h.capture(() -> {
+ *         for (int i = 0; i < 100; i++) {
+ *             Blas.saxpy(h, n, 2f, x, 1, y, 1);       // recorded, not run
+ *         }
+ *     })) {
+ *     for (int step = 0; step < 1000; step++) {
+ *         g.launch(h);                                // 100 kernels, one launch
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Calls that cannot be recorded ({@code synchronize}, {@code allocate}, copies to Java arrays,
+ * reductions to a host value ...) are refused by name with an {@link IllegalStateException} during the
+ * capture (rule C1), and the capture goes on.
+ *
  * <p>Lifetimes (rule L7 of docs/design.md): a graph keeps the handle that captured it and every
  * {@link DeviceBuffer}, {@link HostBuffer}, {@link Library} and {@link Event} its recorded calls used
  * reachable, and each replay holds them open while it is queued, like a kernel launch does: one

@@ -10,6 +10,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * thread. Close it (try-with-resources); an unreachable unclosed handle is released by a cleaner
  * with a warning.
  *
+ * <pre>{@code
+ * try (Handle h = Handle.create();                  // the current context, else the selected device's primary
+ *      DeviceBuffer x = h.upload(xs);
+ *      DeviceBuffer y = h.upload(ys)) {
+ *     Blas.saxpy(h, n, 2f, x, 1, y, 1);             // queued on the handle's own stream
+ *     y.download(ys);                               // waits for it, in stream order
+ * }                                                 // closes the buffers, then releases the context
+ * }</pre>
+ *
+ * <p>{@link #create(int)} binds to a device's primary context, {@link #wrap(long)} borrows a context
+ * made elsewhere.
+ *
  * <p>Its copies between Java arrays and the device ({@code upload}, {@code copyToDevice},
  * {@code copyToHost} and their asynchronous forms) run as those of {@link DeviceBuffer} do: see
  * <a href="DeviceBuffer.html#arrays">Copies between Java arrays and the device</a> and

@@ -11,6 +11,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link Handle#allocateHost(long) Handle.allocateHost(long)}; close it, or a cleaner frees it with a warning, like a
  * {@link DeviceBuffer}.
  *
+ * <pre>{@code
+ * try (HostBuffer host = h.allocateHost(4L * n); DeviceBuffer x = h.allocate(4L * n)) {
+ *     host.put(0, xs, 0, n);
+ *     h.uploadAsync(host, x);                         // returns at once
+ *     h.launch(kernel, grid, block, 0, x, n);
+ *     h.downloadAsync(x, host).join();                // completes when the data is in host
+ *     host.get(0, xs, 0, n);
+ * }
+ * }</pre>
+ *
  * <p><b>Lifetime.</b> An asynchronous copy keeps the buffer in use until its future completes:
  * {@link #close()} (and the cleaner) wait until then, so the GPU never reads or writes freed
  * memory. Closing waits for nothing else, never for the context: the memory goes back to a cache

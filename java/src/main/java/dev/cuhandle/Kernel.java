@@ -9,6 +9,13 @@ package dev.cuhandle;
  *
  * <p>{@link Library#kernel(String)} returns a new object on each call; all objects of one kernel share what the
  * driver keeps per kernel and device (attributes such as the dynamic shared memory it was opted in to).
+ *
+ * <pre>{@code
+ * // extern "C" __global__ void saxpy(int n, float a, const float* x, float* y)
+ * Kernel saxpy = library.kernel("saxpy");
+ * h.launch(saxpy, Dim3.of((n + 255) / 256), Dim3.of(256), 0, n, 2f, x, y);  // an int, a float, two buffers
+ * h.launch(saxpy, Dim3.of(1), Dim3.of(256), 0, n, 2.0, x, y);  // IllegalArgumentException: a double for a float
+ * }</pre>
  */
 public final class Kernel {
     /** {@code CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK}. */

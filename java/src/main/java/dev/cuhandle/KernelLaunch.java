@@ -9,6 +9,18 @@ import java.nio.ByteOrder;
  * the array of argument pointers that the native layer hands to {@code cuLaunchKernel}, so
  * launching allocates nothing. Set the shape and arguments once, change what varies, call
  * {@link #launch(Handle)} in the loop. Not thread-safe: use one per thread.
+ *
+ * <pre>{@code
+ * KernelLaunch launch = saxpy.newLaunch().grid((n + 255) / 256).block(256)
+ *         .arg(0, n).arg(2, x).arg(3, y);
+ * for (float alpha : alphas) {
+ *     launch.arg(1, alpha).launch(h);                // checked, and allocates nothing
+ * }
+ * }</pre>
+ *
+ * <p>It also launches what {@link Handle#launch} cannot: structures by value
+ * ({@link #arg(int, java.nio.ByteBuffer)}), dynamic shared memory above 48 KiB, cooperative launches and
+ * thread-block clusters.
  */
 public final class KernelLaunch {
     /** The most arguments a launch takes. */

@@ -18,6 +18,19 @@ import java.util.concurrent.ConcurrentHashMap;
  * A module loaded once per process with {@code cuLibraryLoadData} (rule H10): its kernels launch
  * in any handle's context on any device, with no per-context module maps. {@link #close()}
  * unloads it; kernels of a closed library throw {@link IllegalStateException}.
+ *
+ * <pre>{@code
+ * // A fatbin compiled by nvcc at build time and shipped as a resource; loaded once per process.
+ * Kernel scale = Library.loadResource(App.class, "/kernels/scale.fatbin").kernel("scale");
+ * try (Handle h = Handle.create(); DeviceBuffer x = h.upload(xs)) {
+ *     h.launch(scale, Dim3.of((n + 255) / 256), Dim3.of(256), 0, x, 2f, n);
+ *     x.download(xs);
+ * }
+ * // Or CUDA C++ compiled at run time by NVRTC, for h's device:
+ * try (Library lib = Library.compile(h, source, CompileOptions.defaults())) {
+ *     h.launch(lib.kernel("saxpy"), grid, block, 0, n, 2f, x, y);
+ * }
+ * }</pre>
  */
 public final class Library extends NativeResource implements AutoCloseable {
     /** Where the image came from, for messages ("resource /kernels/x.fatbin", "file ...", "a 1234-byte image"). */

@@ -6,31 +6,50 @@ import java.nio.charset.StandardCharsets;
 import java.util.Random;
 
 /**
- * {@code java -jar cuhandle.jar}: an environment report, then (with a GPU) a self-test that loads
- * the embedded fatbin, launches a kernel from it and checks the result against the CPU. Exits 0
- * when healthy, otherwise 1 with a one-line reason as the last line.
+ * The command-line entry point only, not API: {@code java -jar cuhandle.jar} prints an environment report,
+ * then (with a GPU) runs a self-test that loads the embedded fatbin, launches a kernel from it and checks the
+ * result against the CPU. Exits 0 when healthy; otherwise 1, after a line {@code cuhandle: NOT HEALTHY: <reason>}
+ * and the steps to take next ({@link Diagnosis}).
  */
-public final class Main {
+final class Main {
+    /** The reason line's prefix, which scripts and tests look for. */
+    static final String NOT_HEALTHY = "cuhandle: NOT HEALTHY: ";
+
+    /** Why the report failed: the one-line reason and what kind of failure it is. */
+    static final class Unhealthy {
+        final String reason;
+        final Diagnosis diagnosis;
+
+        Unhealthy(String reason, Diagnosis diagnosis) {
+            this.reason = reason;
+            this.diagnosis = diagnosis;
+        }
+    }
+
     private Main() {}
 
     /**
      * Prints the environment report and runs the self-test, then exits the JVM with status 0 when healthy and
-     * 1 otherwise (the last line says why).
+     * 1 otherwise (the reason and the next steps are the last lines).
      *
      * @param args ignored
      */
     public static void main(String[] args) {
-        String problem;
+        Unhealthy problem;
         try {
             problem = run();
         } catch (RuntimeException e) {
-            problem = e.toString();
+            problem = new Unhealthy(e.toString(), Diagnosis.UNEXPECTED);
         }
         if (problem == null) {
             System.out.println("cuhandle: healthy");
             System.exit(0);
         }
-        System.out.println("cuhandle: NOT HEALTHY: " + problem.replace('\n', ' '));
+        System.out.println(NOT_HEALTHY + problem.reason.replace('\n', ' '));
+        System.out.println("What to do next:");
+        for (String step : problem.diagnosis.nextSteps()) {
+            System.out.println("  - " + step);
+        }
         System.exit(1);
     }
 
@@ -44,15 +63,15 @@ public final class Main {
         }
     }
 
-    /** Prints the report and runs the self-test; returns null when healthy, else the reason. */
-    static String run() {
+    /** Prints the report and runs the self-test; returns null when healthy, else what is wrong. */
+    static Unhealthy run() {
         Package p = Main.class.getPackage();
         System.out.println("cuhandle " + (p.getImplementationVersion() != null ? p.getImplementationVersion() : "(development build)") + " environment report");
         System.out.println("  java:           " + System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vendor") + ") at " + System.getProperty("java.home"));
         System.out.println("  os:             " + System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch") + ", " + glibc());
         System.out.println("  native library: " + Cuda.nativeLibrarySource());
         if (!Native.isLoaded()) {
-            return "the cuhandle native library could not be loaded (see above)";
+            return new Unhealthy("the cuhandle native library could not be loaded (see above)", Diagnosis.NATIVE_LIBRARY);
         }
         try {
             int version = Cuda.driverVersion();
@@ -68,23 +87,24 @@ public final class Main {
             System.out.println("  nvrtc:          " + nvrtc());
         } catch (CudaException e) {
             System.out.println("  driver:         not usable: " + e.getMessage());
-            return e.getMessage();
+            return new Unhealthy(e.getMessage(), Diagnosis.ofDriverFailure(e));
         }
         int count;
         try {
             count = Cuda.deviceCount();
         } catch (CudaException e) {
             System.out.println("  devices:        none: " + e.getMessage());
-            return e.getMessage();
+            return new Unhealthy(e.getMessage(), Diagnosis.ofDriverFailure(e));
         }
         System.out.println("  devices:        " + count);
         for (int d = 0; d < count; d++) {
             System.out.println("    " + Cuda.device(d) + (Cuda.device(d).supportsMemoryPools() ? ", memory pools" : ""));
         }
         if (count == 0) {
-            return "the driver reports no CUDA device";
+            return new Unhealthy("the driver reports no CUDA device", Diagnosis.NO_DEVICE);
         }
-        return selfTest();
+        String wrong = selfTest();
+        return wrong == null ? null : new Unhealthy(wrong, Diagnosis.SELF_TEST);
     }
 
     /** saxpy from the embedded fatbin on device 0, checked against the CPU, with timings. */

@@ -1,13 +1,16 @@
 package dev.cuhandle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The main job (java -jar): a report, then healthy (GPU) or a one-line reason and exit 1. */
+/** The main job (java -jar): a report, then healthy (GPU) or a one-line reason, the next steps and exit 1. */
 class MainReportTest {
     @TempDir
     Path tmp;
@@ -21,15 +24,21 @@ class MainReportTest {
             // self-test's saxpy cannot match and the job must say so rather than claim health.
             assertTrue(child.output.contains("cuhandle stand-in device 0"), child.output);
             assertEquals(1, child.exitCode, child.output);
-            assertTrue(child.lastLine().startsWith("cuhandle: NOT HEALTHY: self-test"), child.lastLine());
+            assertTrue(reason(child).startsWith("cuhandle: NOT HEALTHY: self-test"), child.output);
+            assertEndsWithNextSteps(child, Diagnosis.SELF_TEST);
         } else if (Cuda.isAvailable()) {
             assertEquals(0, child.exitCode, child.output);
             assertEquals("cuhandle: healthy", child.lastLine());
             assertTrue(child.output.contains("all 1048576 elements match"), child.output);
         } else {
             assertEquals(1, child.exitCode, child.output);
-            assertTrue(child.lastLine().startsWith("cuhandle: NOT HEALTHY: "), child.lastLine());
-            assertTrue(child.lastLine().contains(Cuda.unavailableReason()), child.lastLine());
+            assertTrue(reason(child).contains(Cuda.unavailableReason()), child.output);
+            if (Cuda.unavailableReason().contains("CUDA_ERROR_NO_DEVICE")) {
+                // A driver library without a GPU (as the CUDA toolkit's packages install): the advice is
+                // nvidia-smi and the GPU bundle, never an update of a driver that is new enough.
+                assertEndsWithNextSteps(child, Diagnosis.NO_DEVICE);
+                assertFalse(child.output.toLowerCase().contains("update the nvidia driver"), child.output);
+            }
         }
     }
 
@@ -37,6 +46,38 @@ class MainReportTest {
     void withoutADriverTheReportSaysWhyAndExitsNonZero() throws Exception {
         ChildJvm child = ChildJvm.run(tmp, Main.class, "-D" + Native.DRIVER_PROPERTY + "=/nonexistent/libcuda.so.1");
         assertEquals(1, child.exitCode, child.output);
-        assertTrue(child.lastLine().startsWith("cuhandle: NOT HEALTHY: ") && child.lastLine().contains("/nonexistent/libcuda.so.1"), child.lastLine());
+        assertTrue(reason(child).contains("/nonexistent/libcuda.so.1"), child.output);
+        assertEndsWithNextSteps(child, Diagnosis.NO_DRIVER);
+    }
+
+    @Test
+    void driverFailuresGetTheAdviceThatFitsThem() {
+        assertEquals(Diagnosis.NO_DRIVER, Diagnosis.ofDriverFailure(new CudaException(CudaError.FILE_NOT_FOUND.code(), "loading", "libcuda was not found")));
+        assertEquals(Diagnosis.NO_DEVICE, Diagnosis.ofDriverFailure(new CudaException(CudaError.NO_DEVICE.code(), "cuInit", "no device")));
+        assertEquals(Diagnosis.OLD_DRIVER, Diagnosis.ofDriverFailure(new CudaException(CudaError.NOT_SUPPORTED.code(), "loading",
+                "/usr/lib/libcuda.so.1 is a driver for CUDA 11.8; cuhandle needs CUDA 12.0 or newer: update the NVIDIA driver")));
+        assertEquals(Diagnosis.DRIVER_ERROR, Diagnosis.ofDriverFailure(new CudaException(999_999, "cuInit", "a code this version does not know")));
+        for (Diagnosis d : Diagnosis.values()) {
+            boolean update = d.nextSteps().stream().anyMatch(s -> s.toLowerCase().contains("update the nvidia driver"));
+            assertEquals(d == Diagnosis.OLD_DRIVER, update, d + " " + d.nextSteps());
+            assertEquals(d != Diagnosis.SELF_TEST, d.nextSteps().contains(Diagnosis.GPU_BUNDLE), d + " " + d.nextSteps());
+        }
+        assertTrue(Diagnosis.NO_DEVICE.nextSteps().get(0).contains("nvidia-smi"), Diagnosis.NO_DEVICE.nextSteps().toString());
+    }
+
+    /** The reason line; the report's last lines are the next steps. */
+    private static String reason(ChildJvm child) {
+        return Arrays.stream(child.output.split("\\R")).filter(l -> l.startsWith(Main.NOT_HEALTHY)).findFirst()
+                .orElseThrow(() -> new AssertionError("no '" + Main.NOT_HEALTHY + "' line in:\n" + child.output));
+    }
+
+    private static void assertEndsWithNextSteps(ChildJvm child, Diagnosis diagnosis) {
+        List<String> lines = Arrays.asList(child.output.strip().split("\\R"));
+        int at = lines.indexOf(reason(child));
+        assertEquals("What to do next:", lines.get(at + 1), child.output);
+        assertEquals(diagnosis.nextSteps().size(), lines.size() - at - 2, child.output);
+        for (int i = 0; i < diagnosis.nextSteps().size(); i++) {
+            assertEquals("  - " + diagnosis.nextSteps().get(i), lines.get(at + 2 + i), child.output);
+        }
     }
 }

@@ -16,7 +16,7 @@ public final class ReadmeExample {
         int n = xs.length;
         // README begin
         // Your own kernel, `extern "C" __global__ void scale(float* x, float a, int n)`, compiled to a
-        // fatbin that ships as a resource: see "Your first own kernel" below.
+        // fatbin that ships as a resource: see docs/guide/kernels.md.
         Kernel scale = Library.loadResource(App.class, "/kernels/scale.fatbin").kernel("scale");
         try (Handle h = Handle.create()) {                       // binds like cublasCreate (rules H1-H3)
             try (DeviceBuffer x = h.upload(xs); DeviceBuffer y = h.upload(ys)) {
