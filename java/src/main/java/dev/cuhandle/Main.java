@@ -107,6 +107,17 @@ final class Main {
         return wrong == null ? null : new Unhealthy(wrong, Diagnosis.SELF_TEST);
     }
 
+    /** How device memory is allocated and freed in the self-test's context (rule M1), chosen once per context. */
+    static String memoryPath(MemoryStats stats) {
+        if (!stats.streamOrdered()) {
+            return "cuMemAlloc, each free waits for the whole context (no memory pools: device, driver or -D"
+                    + MemoryStats.POOL_ENABLED_PROPERTY + "=false)";
+        }
+        long threshold = MemoryStats.releaseThreshold(System.getProperty(MemoryStats.RELEASE_THRESHOLD_PROPERTY));
+        return "stream-ordered pool (cuMemAllocFromPoolAsync, cuMemFreeAsync), release threshold "
+                + (threshold < 0 ? "unlimited" : threshold + " bytes");
+    }
+
     /** saxpy from the embedded fatbin on device 0, checked against the CPU, with timings. */
     static String selfTest() {
         System.out.println("self-test on device 0:");
@@ -127,6 +138,7 @@ final class Main {
                  DeviceBuffer dx = h.upload(x);
                  DeviceBuffer dy = h.upload(y)) {
                 long t2 = System.nanoTime();
+                System.out.println("  device memory: " + memoryPath(h.memoryStats()));
                 Kernel saxpy = lib.kernel("cuh_saxpy");
                 KernelLaunch launch = saxpy.newLaunch().grid(Math.max(1, h.device().multiprocessorCount() * 4)).block(256)
                         .arg(0, (long) n).arg(1, alpha).arg(2, dx).arg(3, 1L).arg(4, dy).arg(5, 1L);

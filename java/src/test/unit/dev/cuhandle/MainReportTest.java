@@ -23,6 +23,8 @@ class MainReportTest {
             // The CPU stand-in driver reports its device, but kernels do not execute there, so the
             // self-test's saxpy cannot match and the job must say so rather than claim health.
             assertTrue(child.output.contains("cuhandle stand-in device 0"), child.output);
+            assertTrue(child.output.contains("device memory: stream-ordered pool (cuMemAllocFromPoolAsync, cuMemFreeAsync), release threshold unlimited"),
+                    "the report says how device memory is allocated (rule M1): " + child.output);
             assertEquals(1, child.exitCode, child.output);
             assertTrue(reason(child).startsWith("cuhandle: NOT HEALTHY: self-test"), child.output);
             assertEndsWithNextSteps(child, Diagnosis.SELF_TEST);
