@@ -125,7 +125,7 @@ fn kernels() -> Result<&'static Kernels> {
     let mut all = [std::ptr::null_mut(); KERNEL_COUNT];
     for op in Op::ALL {
         for p in [Precision::F32, Precision::F64] {
-            all[kernel_index(op, p)] = library.kernel(&op.kernel_name(p))?.raw;
+            all[kernel_index(op, p)] = library.kernel(&op.kernel_name(p))?.kernel.raw();
         }
     }
     Ok(KERNELS.get_or_init(|| Kernels(all)))
@@ -198,7 +198,7 @@ fn address(v: &Vector, n: i64, p: Precision, name: &str, handle: &Handle) -> Res
 /// pointer may be misaligned even at offset 0.
 fn check_aligned(memory: &DeviceMemory, offset: usize, alignment: usize, name: &str) -> Result<()> {
     let address = memory.address().wrapping_add(offset as u64);
-    if address % alignment as u64 != 0 {
+    if !address.is_multiple_of(alignment as u64) {
         return Err(Error::invalid_argument(format!(
             "{name} starts at device address {address:#x} (byte {offset} of its buffer), which is not a multiple of its {alignment}-byte elements; expected an aligned address"
         )));

@@ -85,38 +85,43 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_bufferFree<'l>(mut env: EnvUn
     })
 }
 
-fn direct_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, direct: jobject, direct_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {
-    // SAFETY: live pointers (module contract).
-    let (handle, buffer) = unsafe { pair(h, b)? };
-    let (offset, direct_offset, bytes) = (size(offset, "the buffer offset")?, size(direct_offset, "the ByteBuffer offset")?, size(bytes, "the length")?);
+/// The address of bytes `[offset, offset + bytes)` of a direct ByteBuffer, checked against its
+/// capacity; valid while the Java caller keeps the ByteBuffer reachable (for its call).
+fn direct_range(env: *mut jni::sys::JNIEnv, direct: jobject, offset: jlong, bytes: jlong) -> JniResult<(*mut u8, usize)> {
+    let (offset, bytes) = (size(offset, "the ByteBuffer offset")?, size(bytes, "the length")?);
     // SAFETY: `env` is this thread's; `direct` was checked non-null by Java.
     let (ptr, capacity) = unsafe { raw::direct_buffer(env, direct) }.ok_or_else(|| Error::invalid_argument("the ByteBuffer is not a direct buffer"))?;
-    if direct_offset.checked_add(bytes).is_none_or(|end| end > capacity) {
-        return Err(Error::invalid_argument(format!("byte range [{direct_offset}, {direct_offset}+{bytes}) is outside the ByteBuffer's capacity of {capacity} bytes")).into());
+    if offset.checked_add(bytes).is_none_or(|end| end > capacity) {
+        return Err(Error::invalid_argument(format!("byte range [{offset}, {offset}+{bytes}) is outside the ByteBuffer's capacity of {capacity} bytes")).into());
     }
-    let _scope = handle.activate()?;
-    let queue = handle.queue()?;
-    // SAFETY: host range checked against the buffer's capacity; the Java caller keeps the
-    // ByteBuffer reachable for the call.
-    unsafe {
-        let host = ptr.add(direct_offset);
-        if upload {
-            buffer.upload(offset, host, bytes, &queue)?;
-        } else {
-            buffer.download(offset, host, bytes, &queue)?;
-        }
-    }
-    Ok(())
+    // SAFETY: the offset lies inside the buffer's capacity (checked above).
+    Ok((unsafe { ptr.add(offset) }, bytes))
 }
 
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_uploadDirect<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, direct: jobject, direct_offset: jlong, bytes: jlong) {
-    entry!(env, |e| direct_copy(e.get_raw(), h, b, offset, direct, direct_offset, bytes, true))
+    entry!(env, |e| {
+        let (host, bytes) = direct_range(e.get_raw(), direct, direct_offset, bytes)?;
+        // SAFETY: live pointers (module contract).
+        let (handle, buffer) = unsafe { pair(h, b)? };
+        let _scope = handle.activate()?;
+        // SAFETY: `host` holds `bytes` readable bytes of the ByteBuffer the Java caller keeps reachable.
+        unsafe { buffer.upload(size(offset, "the buffer offset")?, host, bytes, &*handle.queue()?)? };
+        Ok(())
+    })
 }
 
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_downloadDirect<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, b: jlong, offset: jlong, direct: jobject, direct_offset: jlong, bytes: jlong) {
-    entry!(env, |e| direct_copy(e.get_raw(), h, b, offset, direct, direct_offset, bytes, false))
+    entry!(env, |e| {
+        let (host, bytes) = direct_range(e.get_raw(), direct, direct_offset, bytes)?;
+        // SAFETY: live pointers (module contract).
+        let (handle, buffer) = unsafe { pair(h, b)? };
+        let _scope = handle.activate()?;
+        // SAFETY: `host` holds `bytes` writable bytes of the ByteBuffer the Java caller keeps reachable.
+        unsafe { buffer.download(size(offset, "the buffer offset")?, host, bytes, &*handle.queue()?)? };
+        Ok(())
+    })
 }
 
 #[unsafe(no_mangle)]

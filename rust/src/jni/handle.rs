@@ -24,7 +24,9 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_handleCreateDevice<'l>(mut en
 
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeApi_handleWrap<'l>(mut env: EnvUnowned<'l>, _c: jclass, raw_context: jlong) -> jlong {
-    entry!(env, |_e| create(Context::wrap(raw_context as _)?))
+    // SAFETY: `Handle.wrap` documents that the caller passes a CUcontext it keeps alive (rule H3);
+    // values no context can have are refused by `wrap` before the driver sees them.
+    entry!(env, |_e| create(unsafe { Context::wrap(raw_context as _)? }))
 }
 
 /// [raw context, context id, device ordinal, 1 if the primary context is retained]

@@ -5,7 +5,7 @@ use crate::core::error::Error;
 use crate::core::handle::Handle;
 use crate::core::launch::{self, LaunchShape};
 use crate::core::context::Context;
-use crate::core::library::{Library, LoadOptions};
+use crate::core::library::{KernelRef, Library, LoadOptions};
 use crate::core::memory::DeviceMemory;
 use crate::core::streams::StreamUse;
 use crate::jni::raw::{self, convert};
@@ -80,7 +80,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelGet<'l>(mut env: EnvUno
         let library = unsafe { raw::borrow::<Library>(lib, "library")? };
         let name = convert::string(e.get_raw(), name)?.ok_or_else(|| Error::invalid_argument("the kernel name is null"))?;
         let kernel = library.kernel(&name)?;
-        let mut values = vec![kernel.raw as i64];
+        let mut values = vec![kernel.kernel.raw() as i64];
         values.extend(kernel.param_sizes.encode());
         convert::long_array(e.get_raw(), &values)
     })
@@ -93,7 +93,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelParamSizes<'l>(mut env:
         // SAFETY: live handle and library pointers held by Java objects inside their calls.
         let (handle, library) = unsafe { (raw::borrow::<Handle>(h, "handle")?, raw::borrow::<Library>(lib, "library")?) };
         let _scope = handle.activate()?;
-        convert::long_array(e.get_raw(), &library.param_sizes(kernel as _)?.encode())
+        // SAFETY: `kernel` came from this library, which the Java caller holds open.
+        convert::long_array(e.get_raw(), &library.param_sizes(unsafe { KernelRef::from_raw(kernel as _) })?.encode())
     })
 }
 
@@ -106,7 +107,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelParamSizesOn<'l>(mut en
         let library = unsafe { raw::borrow::<Library>(lib, "library")? };
         let ctx = Context::current_or_primary(device)?;
         let _scope = ctx.activate()?;
-        convert::long_array(e.get_raw(), &library.param_sizes(kernel as _)?.encode())
+        // SAFETY: `kernel` came from this library, which the Java caller holds open.
+        convert::long_array(e.get_raw(), &library.param_sizes(unsafe { KernelRef::from_raw(kernel as _) })?.encode())
     })
 }
 
@@ -117,7 +119,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelSetAttribute<'l>(
     entry!(env, |_e| {
         // SAFETY: live library pointer; the kernel came from it.
         let library = unsafe { raw::borrow::<Library>(lib, "library")? };
-        Ok(library.set_kernel_attribute(kernel as _, attribute, value, device)?)
+        // SAFETY: as above.
+        Ok(library.set_kernel_attribute(unsafe { KernelRef::from_raw(kernel as _) }, attribute, value, device)?)
     })
 }
 
@@ -138,7 +141,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_kernelAttribute<'l>(mut env: 
     entry!(env, |_e| {
         // SAFETY: live library pointer; the kernel came from it.
         let library = unsafe { raw::borrow::<Library>(lib, "library")? };
-        Ok(library.kernel_attribute(kernel as _, attribute, device)?)
+        // SAFETY: as above.
+        Ok(library.kernel_attribute(unsafe { KernelRef::from_raw(kernel as _) }, attribute, device)?)
     })
 }
 

@@ -71,7 +71,7 @@ impl ArrayRegion {
     /// Elements `[byte_offset / size, ...)` of the array for `len` bytes, checked to lie inside.
     fn elements(&self, byte_offset: usize, len: usize) -> Result<(jsize, jsize), Error> {
         let size = self.kind.bytes();
-        let in_range = byte_offset % size == 0 && len % size == 0 && byte_offset.checked_add(len).is_some_and(|end| end <= self.bytes());
+        let in_range = byte_offset.is_multiple_of(size) && len.is_multiple_of(size) && byte_offset.checked_add(len).is_some_and(|end| end <= self.bytes());
         if !in_range {
             return Err(Error::invalid_argument(format!("byte range [{byte_offset}, {byte_offset}+{len}) is not whole elements inside the Java array of {} bytes", self.bytes())));
         }

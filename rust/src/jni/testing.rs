@@ -105,7 +105,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_releasePrimary<'l>(mut en
 
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeTestApi_contextId<'l>(mut env: EnvUnowned<'l>, _c: jclass, ctx: jlong) -> jlong {
-    entry!(env, |_e| Ok(context::context_id(driver::initialised()?, ctx as _)? as jlong))
+    // SAFETY: the test passes a context it created (possibly destroyed since, which is what it probes).
+    entry!(env, |_e| Ok(unsafe { context::context_id(driver::initialised()?, ctx as _)? } as jlong))
 }
 
 #[unsafe(no_mangle)]
@@ -171,7 +172,8 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_driverParamLayout<'l>(
             (crate::jni::raw::borrow::<crate::core::handle::Handle>(h, "handle")?, crate::jni::raw::borrow::<crate::core::library::Library>(lib, "library")?)
         };
         let _scope = handle.activate()?;
-        match library.driver_param_layout(kernel as _)? {
+        // SAFETY: `kernel` came from this library (the test's Kernel), which the Java caller holds open.
+        match library.driver_param_layout(unsafe { crate::core::library::KernelRef::from_raw(kernel as _) })? {
             Some(layout) => crate::jni::raw::convert::long_array(e.get_raw(), &layout.iter().flat_map(|p| [p.offset as i64, p.size as i64]).collect::<Vec<_>>()),
             None => Ok(std::ptr::null_mut()),
         }
@@ -182,5 +184,5 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_driverParamLayout<'l>(
 /// `core::param_layout` reads from it with what the driver reports).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cuhandle_NativeTestApi_builtinImage<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jni::sys::jbyteArray {
-    entry!(env, |e| Ok(crate::jni::java_arrays::new_bytes(e.get_raw(), crate::core::kernels::FATBIN)?))
+    entry!(env, |e| crate::jni::java_arrays::new_bytes(e.get_raw(), crate::core::kernels::FATBIN))
 }

@@ -68,6 +68,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_managedWrite<'l>(mut env: Env
         unsafe { raw::borrow::<Library>(lib, "library")? };
         let offset = usize::try_from(offset).map_err(|_| crate::core::error::Error::invalid_argument("negative offset"))?;
         // SAFETY: as in managedRead.
-        Ok(unsafe { variables::write_managed(variable(address, bytes), offset, len.max(0) as usize, value as u64)? })
+        unsafe { variables::write_managed(variable(address, bytes), offset, len.max(0) as usize, value as u64)? };
+        Ok(())
     })
 }
