@@ -3,7 +3,8 @@
 
 use crate::core::error::Error;
 use crate::core::handle::Handle;
-use crate::core::launch::{self, LaunchShape};
+use crate::core::driver::launch_config::LaunchShape;
+use crate::core::launch;
 use crate::core::context::Context;
 use crate::core::library::{KernelRef, Library, LoadOptions};
 use crate::core::memory::DeviceMemory;
