@@ -55,7 +55,8 @@ impl Context {
         // SAFETY: out-pointers are valid locals.
         driver.check(unsafe { (driver.api.cuDevicePrimaryCtxGetState)(device, &mut flags, &mut active) }, "cuDevicePrimaryCtxGetState")?;
         // Only an active primary context can be the current one; checking first avoids creating
-        // a primary context (120 ms, hundreds of MB) just to compare addresses.
+        // a primary context (slow, and it takes device memory: docs/performance-notes.md) just to
+        // compare addresses.
         if active != 0 {
             let primary = retain_primary(driver, device)?;
             if primary == current {
@@ -197,15 +198,13 @@ impl Drop for Context {
 }
 
 /// The thread's previous current context, restored when dropped. Switching is skipped when the
-/// context is already current (a `cuCtxSetCurrent` costs 26.0 ns on the H200:
-/// `ctx_set_current_same_ns` in docs/runs/2026-11-29-anchors.txt).
+/// context is already current: even a `cuCtxSetCurrent` to the current context costs a driver
+/// call (docs/performance-notes.md, "Activation").
 ///
 /// Both switches use `cuCtxSetCurrent`, also when nothing was current: on an empty stack it puts
 /// the context on as the only entry, and `cuCtxSetCurrent(NULL)` takes that entry off again (the
 /// driver documents it as a pop, a no-op on an empty stack), so the thread's stack ends exactly as
-/// it was, as with a push/pop pair. Measured on the H200 (docs/runs/2026-11-29-cuhandle.csv), a
-/// call with nothing current, which used push/pop, cost 63 ns more than one with another context
-/// current, which used two `cuCtxSetCurrent`.
+/// it was, as with a push/pop pair, which is the slower of the two (docs/performance-notes.md).
 #[must_use]
 pub struct Activation {
     previous: CUcontext,

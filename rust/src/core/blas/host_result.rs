@@ -26,8 +26,9 @@ use std::time::{Duration, Instant};
 pub const HOST_RESULT_BYTES: usize = 64;
 const _: () = assert!(abi::CUH_HOST_RESULT_PACKET_BYTES == 16 && abi::CUH_HOST_RESULT_PACKET_BYTES <= HOST_RESULT_BYTES);
 /// How long to spin for the signal before blocking in the driver. Long enough for a reduction
-/// of tens of millions of elements with an idle stream ahead (the H200 reads ~4.4 TB/s), short
-/// enough that a long queue or a failed stream costs little CPU before the driver takes over.
+/// of tens of millions of elements with an idle stream ahead, at the memory bandwidth of current
+/// GPUs (docs/performance-notes.md), short enough that a long queue or a failed stream costs
+/// little CPU before the driver takes over.
 const SPIN_BUDGET: Duration = Duration::from_micros(100);
 /// Signal reads between two looks at the clock.
 const READS_PER_CLOCK_CHECK: u32 = 64;
