@@ -3,9 +3,9 @@
 
 use crate::core::completion::{self, Marker};
 use crate::jni::native_ptr::{HandlePtr, MarkerPtr};
-use crate::jni::natives::native;
+use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
-use crate::jni::throw::entry;
+use crate::jni::entry::entry;
 use jni::objects::{JClass, JLongArray};
 use jni::sys::{jboolean, jlong};
 use jni::{EnvUnowned, NativeMethod};

@@ -3,9 +3,10 @@
 
 use crate::core::graph::{self, Graph};
 use crate::jni::native_ptr::{BufferPtr, GraphPtr, HandlePtr, Held, LibraryPtr, PinnedPtr, Ptr};
-use crate::jni::natives::native;
+use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
-use crate::jni::throw::{entry, JniResult};
+use crate::jni::entry::entry;
+use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JLongArray};
 use jni::{Env, EnvUnowned, NativeMethod};
 

@@ -4,9 +4,10 @@
 use crate::core::context::{Context, Ownership};
 use crate::core::handle::Handle;
 use crate::jni::native_ptr::HandlePtr;
-use crate::jni::natives::native;
+use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
-use crate::jni::throw::{entry, JniResult};
+use crate::jni::entry::entry;
+use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JLongArray};
 use jni::sys::{jint, jlong};
 use jni::{EnvUnowned, NativeMethod};

@@ -4,9 +4,9 @@
 use crate::core::error::Error;
 use crate::core::host_registration::HostRegistration;
 use crate::jni::native_ptr::{HandlePtr, RegistrationPtr};
-use crate::jni::natives::native;
+use crate::jni::native_entry::native;
 use crate::jni::raw;
-use crate::jni::throw::entry;
+use crate::jni::entry::entry;
 use jni::objects::{JByteBuffer, JClass};
 use jni::{EnvUnowned, NativeMethod};
 

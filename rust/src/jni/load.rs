@@ -1,9 +1,10 @@
-//! What the JVM calls when it loads the library (`System.load`): the one symbol the library exports
-//! for Java besides nothing else. It remembers the VM for the logging bridge, installs the panic
-//! hook and registers every native method (`natives`); a table that does not fit the Java classes
-//! fails the load with an `UnsatisfiedLinkError` naming the method.
+//! What the JVM calls when it loads the library (`System.load`), the only symbol the library
+//! exports: it remembers the VM for the logging bridge, installs the panic hook and registers every
+//! native method of the table (`natives`, `registration`); a table that does not fit the Java
+//! classes fails the load with an `UnsatisfiedLinkError` naming the method.
 
-use crate::jni::natives::{self, CLASSES};
+use crate::jni::natives::CLASSES;
+use crate::jni::registration;
 use crate::jni::throw::{install_panic_hook, throw_new};
 use crate::jni::logging;
 use jni::sys::{jint, JNIEnv, JavaVM, JNI_ERR, JNI_OK, JNI_VERSION_1_8};
@@ -21,7 +22,7 @@ pub extern "system" fn JNI_OnLoad(vm: *mut JavaVM, _reserved: *mut c_void) -> ji
     let env = env as *mut JNIEnv;
     // Nothing may unwind into the JVM; registration does not panic, but a bug must not crash it.
     // SAFETY: `env` is this thread's, with no exception pending (the JVM is loading the library).
-    let registered = std::panic::catch_unwind(|| unsafe { natives::register(env, CLASSES) });
+    let registered = std::panic::catch_unwind(|| unsafe { registration::register(env, CLASSES) });
     let failure = match registered {
         Ok(Ok(())) => return JNI_VERSION_1_8,
         Ok(Err(message)) => message,

@@ -4,9 +4,10 @@
 use crate::core::error::Error;
 use crate::core::nvrtc::{self, Outcome, Request, Target};
 use crate::jni::java_arrays;
-use crate::jni::natives::native;
+use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
-use crate::jni::throw::{entry, JniResult};
+use crate::jni::entry::entry;
+use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JIntArray, JObject, JObjectArray, JString};
 use jni::sys::jboolean;
 use jni::{EnvUnowned, NativeMethod};

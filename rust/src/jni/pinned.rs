@@ -5,9 +5,9 @@
 use crate::core::error::Error;
 use crate::jni::buffer::{pair, size};
 use crate::jni::native_ptr::{BufferPtr, HandlePtr, PinnedPtr};
-use crate::jni::natives::native;
+use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
-use crate::jni::throw::entry;
+use crate::jni::entry::entry;
 use jni::objects::{JByteBuffer, JClass};
 use jni::sys::{jboolean, jlong};
 use jni::{EnvUnowned, NativeMethod};

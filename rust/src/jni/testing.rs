@@ -6,9 +6,10 @@ use crate::core::library::KernelRef;
 use crate::core::{context, driver, image, kernels, param_layout::ImageLayouts};
 use crate::jni::java_arrays;
 use crate::jni::native_ptr::{HandlePtr, LibraryPtr};
-use crate::jni::natives::{self, native, CLASSES};
+use crate::jni::native_entry::native;
+use crate::jni::registration;
 use crate::jni::raw::convert;
-use crate::jni::throw::entry;
+use crate::jni::entry::entry;
 use jni::objects::{JByteArray, JClass, JLongArray, JObjectArray, JString};
 use jni::sys::{jint, jlong};
 use jni::{EnvUnowned, NativeMethod};
@@ -192,12 +193,12 @@ fn builtin_image<'l>(env: EnvUnowned<'l>, _: JClass<'l>) -> JByteArray<'l> {
     entry!(env, |e| java_arrays::new_bytes(e, kernels::FATBIN))
 }
 
-/// "name signature" of every method the native table registers for `class_name` (as JNI names
-/// it, `dev/cuhandle/NativeApi`): the test compares them with the class's native methods.
+/// "name signature" of every method the library registered for `class_name` (as JNI names it,
+/// `dev/cuhandle/NativeApi`) when it loaded: the test compares them with the class's native methods.
 fn registered_methods<'l>(env: EnvUnowned<'l>, _: JClass<'l>, class_name: JString<'l>) -> JObjectArray<'l, JString<'l>> {
     entry!(env, |e| {
         let class_name = convert::string(e, &class_name)?.unwrap_or_default();
-        convert::string_array(e, &natives::registered(CLASSES, &class_name))
+        convert::string_array(e, &registration::registered_at_load(&class_name))
     })
 }
 
@@ -209,7 +210,7 @@ fn register_noop_as<'l>(env: EnvUnowned<'l>, _: JClass<'l>, name: JString<'l>, s
     entry!(env, |e| {
         let (name, signature) = (convert::string(e, &name)?.unwrap_or_default(), convert::string(e, &signature)?.unwrap_or_default());
         // SAFETY: this thread's env, with no exception pending.
-        match unsafe { natives::register_renamed(e.get_raw(), "dev/cuhandle/NativeTestApi", METHODS, "noop", &name, &signature) } {
+        match unsafe { registration::register_renamed(e.get_raw(), "dev/cuhandle/NativeTestApi", METHODS, "noop", &name, &signature) } {
             Ok(()) => Ok(JString::default()),
             Err(refusal) => convert::new_string(e, &refusal),
         }

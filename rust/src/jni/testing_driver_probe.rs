@@ -4,9 +4,9 @@
 //! context can be set beside cuhandle's launches.
 
 use crate::core::driver::{self, CuResult};
-use crate::jni::natives::native;
+use crate::jni::native_entry::native;
 use crate::jni::testing_entry_point::lookup;
-use crate::jni::throw::entry;
+use crate::jni::entry::entry;
 use cudarc::driver::sys::{CUfunction, CUstream};
 use jni::objects::JClass;
 use jni::sys::{jint, jlong};

@@ -4,10 +4,10 @@
 //! them makes `available()` false and the tests skip.
 
 use crate::core::driver::{self, CuResult};
-use crate::jni::natives::native;
+use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
 use crate::jni::testing_entry_point::lookup;
-use crate::jni::throw::entry;
+use crate::jni::entry::entry;
 use cudarc::driver::sys::{CUcontext, CUdevice, CUstream};
 use jni::objects::{JClass, JLongArray};
 use jni::sys::{jboolean, jint, jlong};
