@@ -3,7 +3,8 @@
 //! them again so that nothing out of range reaches the driver.
 
 use crate::core::error::Error;
-use crate::jni::buffer::{pair, size};
+use crate::core::handle::Handle;
+use crate::jni::buffer::{allocated, pair, size};
 use crate::jni::native_ptr::{BufferPtr, HandlePtr, PinnedPtr};
 use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
@@ -21,12 +22,7 @@ pub const METHODS: &[NativeMethod<'static>] = &[
 ];
 
 fn pinned_allocate(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, bytes: jlong) -> PinnedPtr {
-    entry!(env, |_e| {
-        let handle = h.get()?;
-        let bytes = size(bytes, "the host buffer size")?;
-        let _scope = handle.activate()?;
-        Ok(PinnedPtr::give(handle.allocate_pinned(bytes)?))
-    })
+    entry!(env, |_e| allocated(&h, bytes, "the host buffer size", Handle::allocate_pinned))
 }
 
 fn pinned_address(env: EnvUnowned<'_>, _: JClass<'_>, p: PinnedPtr) -> jlong {
