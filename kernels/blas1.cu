@@ -37,12 +37,11 @@ constexpr int kThreads = CUH_BLOCK_THREADS;
 constexpr int kWarps = kThreads / 32;
 
 // 16-byte vectors per array that each thread loads before it uses any. Both pairings with the
-// blocks per SM in blas1_abi.h keep 64 KB per array in flight per SM, about twice what HBM3e's
-// latency-bandwidth product asks (4.8 TB/s * ~1 us over 132 SMs is ~36 KB). Measured on an
-// H200 at n = 2^28 floats: 8 vectors at 2 blocks per SM were 1-2% faster for the element-wise
-// ops than 4 at 4, which were up to 3% faster for the double-precision reductions; 2 vectors at
-// 8 blocks per SM were slower for both. copy, with one array's vectors per thread, keeps 8 at
-// 4 blocks per SM (CUH_COPY_BLOCKS_PER_SM: 128 KB in flight; faster from 2^21 on, see there).
+// blocks per SM in blas1_abi.h keep 64 KB per array in flight per SM, about twice what HBM's
+// latency-bandwidth product asks per SM; the element-wise ops are fastest with 8 vectors at 2
+// blocks per SM, the reductions with 4 at 4 (docs/performance-notes.md, "BLAS level 1 kernels").
+// copy, with one array's vectors per thread, keeps 8 at 4 blocks per SM
+// (CUH_COPY_BLOCKS_PER_SM: 128 KB in flight).
 constexpr int kElementwiseUnroll = 8;
 constexpr int kReduceUnroll = 4;
 // Element loads in flight per thread on the strided path: more than vectors, to make up for
@@ -50,10 +49,9 @@ constexpr int kReduceUnroll = 4;
 constexpr int kStridedUnroll1 = 16;
 constexpr int kStridedUnroll2 = 8;
 // Where the vector part of a unit-stride operation starts. 16 bytes would do for the vector
-// accesses, but on an H200 writes only reached full speed when each warp's 512-byte store
-// started on a 256-byte boundary: at 16-byte alignment scal, copy and swap lost 20-25%
-// (presumably because sectors and lines shared by two warps get written in parts), at 128
-// bytes 6-10%.
+// accesses, but writes reach full speed only when each warp's 512-byte store starts on a
+// 256-byte boundary (presumably because sectors and lines shared by two warps get written in
+// parts; the figures are in docs/performance-notes.md).
 constexpr unsigned kVectorAlignBytes = 256;
 
 // Register caps that guarantee the resident block counts that blas1_abi.h tells the host to

@@ -21,8 +21,8 @@
  *   formula only picks a fast one. The cap is what is resident at once: the kernels' register
  *   limits (__launch_bounds__) guarantee that many blocks per SM on every architecture built
  *   (sm_70 to sm_90), so no block waits for a second wave, which would nearly double the time.
- *   The blocks-per-SM values were measured best on an H200 at n = 2^28 floats; the per-thread
- *   element counts were measured best (within launch-time noise) for n from 2^12 to 2^26.
+ *   The blocks-per-SM values and the per-thread element counts are the fastest measured
+ *   (docs/performance-notes.md, "BLAS level 1 kernels").
  *
  * Reduction workspace (dot, nrm2, asum, iamax)
  *   CUH_WORKSPACE_BYTES of device memory, at least 16-byte aligned (cuMemAlloc gives 256),
@@ -51,10 +51,9 @@
 #define CUH_ELEMENTWISE_BLOCKS_PER_SM 2
 #define CUH_ELEMENTWISE_ELEMENTS_PER_THREAD 1
 /* copy holds one array's vectors per thread, not two (axpy, swap): at 4 blocks per SM its
- * registers still fit, and twice the loads in flight made it faster wherever a 2-block grid needs
- * more than one pass (H200, 2026-12-01, A/B against 2: dcopy at 2^21 5.7 us instead of 7.8,
- * scopy at 2^22 6.0 instead of 7.9, 2^23-2^28 within +-1.5%). scal, axpy and swap got slower
- * at 4 (up to 1.7x at 2^28 for axpy and swap: their registers spill). */
+ * registers still fit, and twice the loads in flight make it faster wherever a 2-block grid needs
+ * more than one pass. scal, axpy and swap are slower at 4: their registers spill. (The A/B
+ * figures are in docs/performance-notes.md.) */
 #define CUH_COPY_BLOCKS_PER_SM 4
 
 #define CUH_REDUCE_BLOCKS_PER_SM 4

@@ -6,18 +6,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// SASS for every architecture from Volta to Hopper, plus PTX of the newest so that later GPUs
-/// can JIT-compile it. Kept in step with the test kernels' flags in java/pom.xml.
-const GENCODE: &[&str] = &[
-    "arch=compute_70,code=sm_70",
-    "arch=compute_75,code=sm_75",
-    "arch=compute_80,code=sm_80",
-    "arch=compute_86,code=sm_86",
-    "arch=compute_89,code=sm_89",
-    "arch=compute_90,code=sm_90",
-    "arch=compute_90,code=compute_90",
-];
-
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("..");
     let kernels = root.join("kernels");
@@ -33,6 +21,9 @@ fn main() {
     for s in &sources {
         println!("cargo:rerun-if-changed={}", s.display());
     }
+    let architectures = kernels.join("architectures.txt");
+    println!("cargo:rerun-if-changed={}", architectures.display());
+    let gencode = gencode_values(&fs::read_to_string(&architectures).expect("kernels/architectures.txt is readable"));
     let abi = kernels.join("blas1_abi.h");
     println!("cargo:rerun-if-changed={}", abi.display());
     fs::write(out.join("blas1_abi.rs"), mirror_defines(&fs::read_to_string(&abi).expect("kernels/blas1_abi.h is readable")))
@@ -47,12 +38,20 @@ fn main() {
     let nvcc = find_nvcc();
     let mut cmd = Command::new(&nvcc);
     cmd.args(["-O3", "-std=c++14", "-fatbin", "-I"]).arg(&kernels);
-    for g in GENCODE {
+    for g in &gencode {
         cmd.args(["-gencode", g]);
     }
     cmd.arg(&unit).arg("-o").arg(&fatbin);
     let status = cmd.status().unwrap_or_else(|e| panic!("could not run {} ({e}); run scripts/setup.sh or set NVCC", nvcc.display()));
     assert!(status.success(), "nvcc failed compiling the kernels ({status})");
+}
+
+/// The nvcc `-gencode` values of `kernels/architectures.txt` (the one list the test kernels'
+/// build in java/pom.xml reads too): one a line, `#` comments and blank lines skipped.
+fn gencode_values(list: &str) -> Vec<String> {
+    let values: Vec<String> = list.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()).map(str::to_string).collect();
+    assert!(!values.is_empty(), "kernels/architectures.txt names no architecture");
+    values
 }
 
 fn find_nvcc() -> PathBuf {

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Fails if the shipped library exports the test-only JNI entry points (dev.cuhandle.NativeTestApi:
-# raw context destruction, primary-context resets, a deliberate panic; and every other
-# dev.cuhandle.*TestApi class). They exist only in the test build (cargo feature test-api).
+# Fails unless the shipped library exports exactly what the JVM looks up in it: JNI_OnLoad (and
+# JNI_OnUnload, should it ever have one). Every native method is registered from JNI_OnLoad
+# (rust/src/jni/natives.rs), so a Java_* export would be a second way in that the load's checks
+# do not cover, and the test-only entry points (dev.cuhandle.*TestApi, cargo feature test-api)
+# must not be reachable at all.
 set -euo pipefail
 case "${1:-}" in -h|--help|"") echo "Usage: scripts/check-exports.sh LIBRARY.so   (fails if it exports test-only JNI entry points; java/pom.xml runs it)"; [ -n "${1:-}" ]; exit ;; esac
 lib=$1
-leaked=$(objdump -T "$lib" | grep -o 'Java_dev_cuhandle_[A-Za-z0-9]*TestApi_[A-Za-z0-9_]*' | sort -u || true)
-if [ -n "$leaked" ]; then
-  echo "check-exports: $lib exports test-only entry points: $(echo $leaked | tr '\n' ' ')" >&2
+exports=$(objdump -T "$lib" | awk '$4 != "*UND*" && $2 ~ /g/ { print $NF }' | sort -u)
+unexpected=$(echo "$exports" | grep -v -x -e JNI_OnLoad -e JNI_OnUnload || true)
+if [ -n "$unexpected" ]; then
+  echo "check-exports: $lib exports more than JNI_OnLoad: $(echo $unexpected | tr '\n' ' ')" >&2
   exit 1
 fi
-echo "check-exports: $lib exports no test-only entry points"
+if ! echo "$exports" | grep -q -x JNI_OnLoad; then
+  echo "check-exports: $lib does not export JNI_OnLoad, which registers its native methods" >&2
+  exit 1
+fi
+echo "check-exports: $lib exports only JNI_OnLoad"

@@ -45,7 +45,8 @@ impl Context {
         if current.is_null() {
             return Context::primary(default_device);
         }
-        let id = context_id(driver, current)?;
+        // SAFETY: the driver's own answer for the current context.
+        let id = unsafe { context_id(driver, current)? };
         let mut device = 0;
         // SAFETY: out-pointer is a valid local; reads the device of the current context.
         driver.check(unsafe { (driver.api.cuCtxGetDevice)(&mut device) }, "cuCtxGetDevice")?;
@@ -54,7 +55,8 @@ impl Context {
         // SAFETY: out-pointers are valid locals.
         driver.check(unsafe { (driver.api.cuDevicePrimaryCtxGetState)(device, &mut flags, &mut active) }, "cuDevicePrimaryCtxGetState")?;
         // Only an active primary context can be the current one; checking first avoids creating
-        // a primary context (120 ms, hundreds of MB) just to compare addresses.
+        // a primary context (slow, and it takes device memory: docs/performance-notes.md) just to
+        // compare addresses.
         if active != 0 {
             let primary = retain_primary(driver, device)?;
             if primary == current {
@@ -80,7 +82,8 @@ impl Context {
         // SAFETY: out-pointer is a valid local; the ordinal was checked above.
         driver.check(unsafe { (driver.api.cuDeviceGet)(&mut handle, device) }, "cuDeviceGet")?;
         let raw = retain_primary(driver, handle)?;
-        match context_id(driver, raw) {
+        // SAFETY: the driver's primary context of the device, retained just now.
+        match unsafe { context_id(driver, raw) } {
             Ok(id) => Ok(Context { raw, id, device: handle, ownership: Ownership::RetainedPrimary, driver }),
             Err(e) => {
                 release_primary(driver, handle);
@@ -90,10 +93,15 @@ impl Context {
     }
 
     /// H3: an existing context that the caller keeps alive.
-    pub fn wrap(raw: CUcontext) -> Result<Context> {
+    ///
+    /// # Safety
+    /// `raw` is a context the driver gave out, kept alive by the caller while the returned value
+    /// and everything made from it are used (values no context can have are refused here).
+    pub unsafe fn wrap(raw: CUcontext) -> Result<Context> {
         raw_value::check_object(raw as u64, "the CUcontext to wrap")?;
         let driver = driver::initialised()?;
-        let id = context_id(driver, raw)?;
+        // SAFETY: the caller's contract; the value passed the raw value checks above.
+        let id = unsafe { context_id(driver, raw)? };
         let scope = Activation::enter(driver, raw)?;
         let mut device = 0;
         // SAFETY: `raw` is current on this thread for the scope's lifetime; out-pointer is valid.
@@ -190,15 +198,13 @@ impl Drop for Context {
 }
 
 /// The thread's previous current context, restored when dropped. Switching is skipped when the
-/// context is already current (a `cuCtxSetCurrent` costs 26.0 ns on the H200:
-/// `ctx_set_current_same_ns` in docs/runs/2026-11-29-anchors.txt).
+/// context is already current: even a `cuCtxSetCurrent` to the current context costs a driver
+/// call (docs/performance-notes.md, "Activation").
 ///
 /// Both switches use `cuCtxSetCurrent`, also when nothing was current: on an empty stack it puts
 /// the context on as the only entry, and `cuCtxSetCurrent(NULL)` takes that entry off again (the
 /// driver documents it as a pop, a no-op on an empty stack), so the thread's stack ends exactly as
-/// it was, as with a push/pop pair. Measured on the H200 (docs/runs/2026-11-29-cuhandle.csv), a
-/// call with nothing current, which used push/pop, cost 63 ns more than one with another context
-/// current, which used two `cuCtxSetCurrent`.
+/// it was, as with a push/pop pair, which is the slower of the two (docs/performance-notes.md).
 #[must_use]
 pub struct Activation {
     previous: CUcontext,
@@ -239,9 +245,15 @@ pub fn current_context(driver: &Driver) -> Result<CUcontext> {
     Ok(current)
 }
 
-pub fn context_id(driver: &Driver, ctx: CUcontext) -> Result<u64> {
+/// The unique id of `ctx` (`cuCtxGetId`).
+///
+/// # Safety
+/// `ctx` is a context the driver gave out. One destroyed since is answered with
+/// `CUDA_ERROR_CONTEXT_IS_DESTROYED` by the drivers measured, though the driver documents it as
+/// undefined (see `Context::validate`).
+pub unsafe fn context_id(driver: &Driver, ctx: CUcontext) -> Result<u64> {
     let mut id = 0;
-    // SAFETY: see `Context::validate`.
+    // SAFETY: the caller's contract; the out-pointer is a valid local.
     driver.check(unsafe { (driver.api.cuCtxGetId)(ctx, &mut id) }, "cuCtxGetId")?;
     Ok(id)
 }

@@ -18,20 +18,42 @@
 use crate::core::blas;
 use crate::core::context::Context;
 use crate::core::error::{Error, Result};
-use crate::core::handle::Handle;
+use crate::core::handle::{Attachment, Handle};
+use crate::core::memory::device::DeviceMemory;
 use crate::core::memory::pinned::PinnedMemory;
-use crate::core::memory::DeviceMemory;
 use crate::core::streams::{self, UseLog};
 use cudarc::driver::sys::{CUgraph, CUgraphExec, CUstream};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL` (see the module comment).
 const CAPTURE_MODE_THREAD_LOCAL: i32 = 1;
 
 /// What a running capture must restore: the private stream and the stream the handle used before.
-pub struct Capture {
+struct Capture {
     stream: usize,
     previous: usize,
+}
+
+/// The capture state of one handle, attached to it on its first capture.
+#[derive(Default)]
+struct CaptureSlot(Mutex<Option<Capture>>);
+
+impl Attachment for CaptureSlot {
+    /// A capture still open when the handle closes (the Java side ends every capture, so only
+    /// after a failure there) is ended, so that its private stream does not stay capturing.
+    fn closing(&self, handle: &Handle) {
+        if matches!(self.0.lock().map(|c| c.is_some()), Ok(true)) {
+            if let Err(e) = abort_capture(handle) {
+                log::warn!("closing a handle: ending its graph capture failed: {e}");
+            }
+        }
+    }
+}
+
+/// The handle's capture state, locked.
+fn capture_slot(handle: &Handle) -> Result<MutexGuard<'_, Option<Capture>>> {
+    let slot = handle.attachment(|| Ok(CaptureSlot::default()))?;
+    slot.0.lock().map_err(|_| Error::invalid_state("handle capture lock poisoned"))
 }
 
 /// An instantiated graph: the captured template and its executable form, in one context.
@@ -51,14 +73,11 @@ unsafe impl Sync for Graph {}
 /// Starts capturing the handle's calls (the caller refuses other threads' calls meanwhile).
 pub fn begin_capture(handle: &Handle) -> Result<()> {
     let _scope = handle.activate()?;
-    let mut slot = handle.capture_slot()?;
+    let mut slot = capture_slot(handle)?;
     if slot.is_some() {
         return Err(Error::invalid_state("the handle is already capturing a graph"));
     }
-    // A reduction inside the capture must not create the workspace: its allocation and zeroing
-    // would be recorded instead of done. Create it now.
-    drop(handle.workspace(blas::workspace_bytes())?);
-    blas::load_kernels(handle)?;
+    blas::prepare_for_capture(handle)?;
     let ctx = handle.context();
     let stream = streams::take_capture(ctx)?;
     // SAFETY: a live stream of the active context; the mode is a valid CUstreamCaptureMode.
@@ -116,7 +135,7 @@ pub fn abort_capture(handle: &Handle) -> Result<()> {
 /// handle (not capturing, context gone), the inner one about the capture (invalidated, say).
 fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
     let _scope = handle.activate()?;
-    let capture = handle.capture_slot()?.take().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
+    let capture = capture_slot(handle)?.take().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
     handle.end_capture_stream(capture.previous);
     let ctx = Arc::clone(handle.context());
     let api = &ctx.driver().api;

@@ -71,6 +71,12 @@ impl LoadOptions {
     }
 }
 
+/// A scalar option value: it travels in the pointer-sized slot itself (cuda.h's convention for
+/// JIT and library options), as an address the driver never dereferences.
+fn scalar_option(value: usize) -> *mut c_void {
+    std::ptr::without_provenance_mut(value)
+}
+
 /// The driver's JIT option arrays for one load, pointing into the two log buffers.
 struct JitOptions {
     keys: [i32; 8],
@@ -82,18 +88,17 @@ impl JitOptions {
     fn new(options: &LoadOptions, error_log: &mut [u8], info_log: &mut [u8]) -> JitOptions {
         let mut o = JitOptions { keys: [0; 8], values: [std::ptr::null_mut(); 8], count: 0 };
         o.push(CU_JIT_ERROR_LOG_BUFFER, error_log.as_mut_ptr().cast());
-        o.push(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, error_log.len() as *mut c_void);
+        o.push(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, scalar_option(error_log.len()));
         o.push(CU_JIT_INFO_LOG_BUFFER, info_log.as_mut_ptr().cast());
-        o.push(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, info_log.len() as *mut c_void);
-        // Scalar option values travel in the pointer-sized slot itself (cuda.h's convention).
+        o.push(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, scalar_option(info_log.len()));
         if let Some(level) = options.optimization_level {
-            o.push(CU_JIT_OPTIMIZATION_LEVEL, level as usize as *mut c_void);
+            o.push(CU_JIT_OPTIMIZATION_LEVEL, scalar_option(level as usize));
         }
         if let Some(registers) = options.max_registers {
-            o.push(CU_JIT_MAX_REGISTERS, registers as usize as *mut c_void);
+            o.push(CU_JIT_MAX_REGISTERS, scalar_option(registers as usize));
         }
         if options.log_verbose {
-            o.push(CU_JIT_LOG_VERBOSE, 1usize as *mut c_void);
+            o.push(CU_JIT_LOG_VERBOSE, scalar_option(1));
         }
         o
     }
@@ -132,9 +137,27 @@ impl ParamSizes {
     }
 }
 
+/// A kernel of a loaded library: the driver's `CUkernel`, which the queries below may pass to the
+/// driver because the library it came from is still loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelRef(CUkernel);
+
+impl KernelRef {
+    /// # Safety
+    /// `raw` is a kernel of a library (from [`Library::kernel`]) that stays loaded while the value
+    /// is used.
+    pub unsafe fn from_raw(raw: CUkernel) -> KernelRef {
+        KernelRef(raw)
+    }
+
+    pub fn raw(self) -> CUkernel {
+        self.0
+    }
+}
+
 /// A kernel of a library, with its parameter sizes where the driver (12.4+) or the image can tell them.
 pub struct KernelInfo {
-    pub raw: CUkernel,
+    pub kernel: KernelRef,
     pub param_sizes: ParamSizes,
 }
 
@@ -194,7 +217,7 @@ impl Library {
         let image = image::check(bytes)?;
         let what = format!("a {:?} image of {} bytes", image.kind, bytes.len());
         let mut library_option = [CU_LIBRARY_BINARY_IS_PRESERVED];
-        let mut library_value = [1usize as *mut c_void];
+        let mut library_value = [scalar_option(1)];
         let library_options = if options.binary_is_preserved { 1 } else { 0 };
         let layouts = layouts_unless_driver_tells(driver, bytes, image.kind);
         Library::load_by(driver, options, layouts, "cuLibraryLoadData", &what, |raw, keys, values, n| {
@@ -273,21 +296,21 @@ impl Library {
                 Some(params) => ParamSizes::Known(params.iter().map(|p| p.size).collect()),
                 None => ParamSizes::Unsupported,
             };
-            return Ok(KernelInfo { raw, param_sizes });
+            return Ok(KernelInfo { kernel: KernelRef(raw), param_sizes });
         }
         // The driver answers parameter queries only with a live context current; without one (or
         // with a destroyed one, which cudaDeviceReset leaves current on the calling thread) the
         // sizes are probed at the first launch, where the handle's context is active.
-        let param_sizes = match self.param_sizes(raw) {
+        let param_sizes = match self.param_sizes(KernelRef(raw)) {
             Err(e) if matches!(e.cuda_code(), Some(CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_CONTEXT_IS_DESTROYED)) => ParamSizes::NeedContext,
             other => other?,
         };
-        Ok(KernelInfo { raw, param_sizes })
+        Ok(KernelInfo { kernel: KernelRef(raw), param_sizes })
     }
 
     /// Parameter sizes from `cuKernelGetParamInfo` ([`Library::driver_param_layout`]). Needs a
     /// current context.
-    pub fn param_sizes(&self, kernel: CUkernel) -> Result<ParamSizes> {
+    pub fn param_sizes(&self, kernel: KernelRef) -> Result<ParamSizes> {
         Ok(match self.driver_param_layout(kernel)? {
             Some(layout) => ParamSizes::Known(layout.iter().map(|p| p.size).collect()),
             None => ParamSizes::Unsupported,
@@ -296,13 +319,13 @@ impl Library {
 
     /// Parameter offsets and sizes by probing `cuKernelGetParamInfo` until it says the index is
     /// past the end; `None` where the driver lacks it (before 12.4). Needs a current context.
-    pub fn driver_param_layout(&self, kernel: CUkernel) -> Result<Option<Vec<Param>>> {
+    pub fn driver_param_layout(&self, kernel: KernelRef) -> Result<Option<Vec<Param>>> {
         let Some(get_info) = self.driver.api.cuKernelGetParamInfo else { return Ok(None) };
         let mut layout = Vec::new();
         for index in 0..MAX_PROBED_PARAMS {
             let (mut offset, mut size) = (0usize, 0usize);
             // SAFETY: out-pointers are valid locals; the kernel belongs to a loaded library.
-            let rc = unsafe { get_info(kernel, index, &mut offset, &mut size) };
+            let rc = unsafe { get_info(kernel.raw(), index, &mut offset, &mut size) };
             if rc == CUDA_ERROR_INVALID_VALUE {
                 break;
             }
@@ -339,17 +362,18 @@ impl Library {
     }
 
     /// `cuKernelGetAttribute` for `device` (e.g. max threads per block, registers).
-    pub fn kernel_attribute(&self, kernel: CUkernel, attribute: i32, device: CUdevice) -> Result<i32> {
+    pub fn kernel_attribute(&self, kernel: KernelRef, attribute: i32, device: CUdevice) -> Result<i32> {
         let mut value = 0;
-        // SAFETY: out-pointer is valid; the driver validates attribute and device.
-        self.driver.check(unsafe { (self.driver.api.cuKernelGetAttribute)(&mut value, attribute, kernel, device) }, "cuKernelGetAttribute")?;
+        // SAFETY: out-pointer is valid; the kernel belongs to a loaded library; the driver
+        // validates attribute and device.
+        self.driver.check(unsafe { (self.driver.api.cuKernelGetAttribute)(&mut value, attribute, kernel.raw(), device) }, "cuKernelGetAttribute")?;
         Ok(value)
     }
 
     /// `cuKernelSetAttribute` for `device` (e.g. the most dynamic shared memory a launch may ask for).
-    pub fn set_kernel_attribute(&self, kernel: CUkernel, attribute: i32, value: i32, device: CUdevice) -> Result<()> {
-        // SAFETY: the kernel belongs to this loaded library; the driver validates the rest.
-        self.driver.check(unsafe { (self.driver.api.cuKernelSetAttribute)(attribute, value, kernel, device) }, "cuKernelSetAttribute")
+    pub fn set_kernel_attribute(&self, kernel: KernelRef, attribute: i32, value: i32, device: CUdevice) -> Result<()> {
+        // SAFETY: the kernel belongs to a loaded library; the driver validates the rest.
+        self.driver.check(unsafe { (self.driver.api.cuKernelSetAttribute)(attribute, value, kernel.raw(), device) }, "cuKernelSetAttribute")
     }
 
     /// Unloads the library. Its kernels must not be launched afterwards (the Java side enforces).

@@ -9,7 +9,6 @@ pub mod event;
 pub mod graph;
 pub mod handle;
 pub mod host_registration;
-pub mod host_result;
 pub mod image;
 pub mod kernels;
 pub mod launch;

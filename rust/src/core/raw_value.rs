@@ -15,7 +15,7 @@ const OBJECT_ALIGNMENT: u64 = 8;
 /// A raw `CUcontext`, `CUstream` or `CUevent` handle: a pointer to a driver object.
 pub fn check_object(value: u64, what: &str) -> Result<()> {
     check_address(value, what)?;
-    if value % OBJECT_ALIGNMENT != 0 {
+    if !value.is_multiple_of(OBJECT_ALIGNMENT) {
         return Err(Error::invalid_argument(format!(
             "{what} {value:#x} is not aligned to {OBJECT_ALIGNMENT} bytes, so it cannot be a driver object; expected a value the CUDA driver returned"
         )));

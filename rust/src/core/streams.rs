@@ -4,10 +4,9 @@
 //! stream of its context on first use and gives it back when it closes (after synchronising it),
 //! so no two live handles share a stream and a handle never waits for another one's work. Streams
 //! that are given back are reused by later handles, never destroyed: the driver keeps the device
-//! memory of a destroyed stream cached while its context lives (about 560 KiB per stream on the
-//! H200, driver 580: 2,000 streams created and destroyed left 1.1 GB reserved; see
-//! docs/design.md, H9). So a context holds at most as many streams as handles were ever alive
-//! *at once*, however many come and go.
+//! memory of a destroyed stream cached while its context lives (docs/design.md, H9; the figures
+//! are in docs/performance-notes.md). So a context holds at most as many streams as handles were
+//! ever alive *at once*, however many come and go.
 //!
 //! **Leases.** Each lease of a pooled stream has a number. Memory remembers the streams (and lease
 //! numbers) that used it (`memory::uses`); a use whose lease has ended needs no waiting for, because

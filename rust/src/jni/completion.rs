@@ -2,51 +2,48 @@
 //! The Java `Completions` thread owns every marker pointer and releases each exactly once.
 
 use crate::core::completion::{self, Marker};
-use crate::core::handle::Handle;
-use crate::jni::raw::{self, convert};
-use crate::jni::throw::entry;
-use jni::sys::{jboolean, jclass, jlong, jobject};
-use jni::EnvUnowned;
+use crate::jni::native_ptr::{HandlePtr, MarkerPtr};
+use crate::jni::native_entry::native;
+use crate::jni::raw::convert;
+use crate::jni::entry::entry;
+use jni::objects::{JClass, JLongArray};
+use jni::sys::{jboolean, jlong};
+use jni::{EnvUnowned, NativeMethod};
 use std::time::Duration;
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_markerRecord<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, id: jlong) -> jlong {
-    entry!(env, |_e| {
-        // SAFETY: live handle pointer held (entered) by a Java Handle.
-        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
-        Ok(raw::give(Marker::record(handle, id as u64)?))
-    })
+pub const METHODS: &[NativeMethod<'static>] = &[
+    native!(static raw fn marker_record(h: HandlePtr, id: jlong) -> MarkerPtr),
+    native!(static raw fn marker_query(m: MarkerPtr) -> jboolean),
+    native!(static raw fn marker_release(m: MarkerPtr)),
+    native!(static raw fn marker_await(timeout_nanos: jlong) -> jlong[]),
+    native!(static raw fn marker_wake()),
+];
+
+fn marker_record(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, id: jlong) -> MarkerPtr {
+    entry!(env, |_e| Ok(MarkerPtr::give(Marker::record(h.get()?, id as u64)?)))
 }
 
 /// True when the marked work is done; throws CudaException when it failed.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_markerQuery<'l>(mut env: EnvUnowned<'l>, _c: jclass, m: jlong) -> jboolean {
-    // SAFETY: live marker pointer owned by the Java completion registry.
-    entry!(env, |_e| Ok(unsafe { raw::borrow::<Marker>(m, "completion marker")? }.query()?))
+fn marker_query(env: EnvUnowned<'_>, _: JClass<'_>, m: MarkerPtr) -> jboolean {
+    entry!(env, |_e| Ok(m.get()?.query()?))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_markerRelease<'l>(mut env: EnvUnowned<'l>, _c: jclass, m: jlong) {
-    entry!(env, |_e| {
-        // SAFETY: the Java registry releases each marker once, after its last query.
-        drop(unsafe { raw::take::<Marker>(m) });
-        Ok(())
-    })
+/// Called once per marker, after its last query.
+fn marker_release(env: EnvUnowned<'_>, _: JClass<'_>, m: MarkerPtr) {
+    entry!(env, |_e| m.release())
 }
 
 /// Blocks up to `timeout_nanos` (no lock or array of Java held: rule L4) and returns the ids of
 /// the markers whose host function ran meanwhile.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_markerAwait<'l>(mut env: EnvUnowned<'l>, _c: jclass, timeout_nanos: jlong) -> jobject {
+fn marker_await<'l>(env: EnvUnowned<'l>, _: JClass<'l>, timeout_nanos: jlong) -> JLongArray<'l> {
     entry!(env, |e| {
         let ids = completion::await_signals(Duration::from_nanos(timeout_nanos.max(0) as u64));
         let values: Vec<i64> = ids.into_iter().map(|id| id as i64).collect();
-        convert::long_array(e.get_raw(), &values)
+        convert::long_array(e, &values)
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_markerWake<'l>(mut env: EnvUnowned<'l>, _c: jclass) {
+fn marker_wake(env: EnvUnowned<'_>, _: JClass<'_>) {
     entry!(env, |_e| {
         completion::wake();
         Ok(())

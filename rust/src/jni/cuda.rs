@@ -2,26 +2,41 @@
 
 use crate::core::context;
 use crate::core::{device, driver, sticky};
+use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
-use crate::jni::throw::entry;
-use jni::sys::{jboolean, jclass, jint, jlong, jobject, jstring};
-use jni::EnvUnowned;
+use crate::jni::entry::entry;
+use jni::objects::{JClass, JIntArray, JLongArray, JString};
+use jni::sys::{jboolean, jint, jlong};
+use jni::{EnvUnowned, NativeMethod};
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_configure<'l>(mut env: EnvUnowned<'l>, _c: jclass, driver_path: jstring, log_level: jint) {
+pub const METHODS: &[NativeMethod<'static>] = &[
+    native!(static raw fn configure(driver_path: JString, log_level: jint)),
+    native!(static raw fn configure_memory(release_threshold: jlong, pools: jboolean)),
+    native!(static raw fn driver_version() -> jint),
+    native!(static raw fn driver_path() -> JString),
+    native!(static raw fn missing_driver_features() -> JString),
+    native!(static raw fn initialise()),
+    native!(static raw fn device_count() -> jint),
+    native!(static raw fn device_name(ordinal: jint) -> JString),
+    native!(static raw fn device_info(ordinal: jint) -> jlong[]),
+    native!(static raw fn device_attribute(ordinal: jint, attribute: jint) -> jint),
+    native!(static raw fn sticky_codes() -> jint[]),
+    native!(static raw fn current_context() -> jlong),
+    native!(static raw fn primary_context_state(ordinal: jint) -> jlong[]),
+];
+
+fn configure(env: EnvUnowned<'_>, _: JClass<'_>, driver_path: JString<'_>, log_level: jint) {
     entry!(env, |e| {
-        let raw = e.get_raw();
         // SAFETY: called from NativeApi on a Java thread; the env is this thread's.
-        unsafe { crate::jni::logging::install(raw, log_level) };
-        driver::set_driver_path(convert::string(raw, driver_path)?);
+        unsafe { crate::jni::logging::install(e.get_raw(), log_level) };
+        driver::set_driver_path(convert::string(e, &driver_path)?);
         Ok(())
     })
 }
 
 /// Memory settings (`-Dcuhandle.pool.releaseThreshold`, `-Dcuhandle.pool.enabled`), taken by
 /// memory pools made from now on. A negative threshold means unlimited.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_configureMemory<'l>(mut env: EnvUnowned<'l>, _c: jclass, release_threshold: jlong, pools: jboolean) {
+fn configure_memory(env: EnvUnowned<'_>, _: JClass<'_>, release_threshold: jlong, pools: jboolean) {
     entry!(env, |_e| {
         let threshold = u64::try_from(release_threshold).unwrap_or(crate::core::memory::pool::UNLIMITED);
         crate::core::memory::pool::configure(threshold, pools);
@@ -29,54 +44,36 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_configureMemory<'l>(mut env: 
     })
 }
 
-/// The version of the Java/native interface: `dev.cuhandle.Native` refuses a libcuhandle whose
-/// number differs from its own (a library from another cuhandle version, e.g. through
-/// `-Dcuhandle.library.path`), instead of failing later with `UnsatisfiedLinkError`s. Raise it
-/// with every change of a `NativeApi` signature.
-const ABI_VERSION: jint = 7;
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_abiVersion<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jint {
-    entry!(env, |_e| Ok(ABI_VERSION))
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_driverVersion<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jint {
+fn driver_version(env: EnvUnowned<'_>, _: JClass<'_>) -> jint {
     entry!(env, |_e| Ok(driver::loaded()?.version))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_driverPath<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jstring {
-    entry!(env, |e| convert::new_string(e.get_raw(), &driver::loaded()?.path))
+fn driver_path<'l>(env: EnvUnowned<'l>, _: JClass<'l>) -> JString<'l> {
+    entry!(env, |e| convert::new_string(e, &driver::loaded()?.path))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_missingDriverFeatures<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jstring {
-    entry!(env, |e| convert::new_string(e.get_raw(), &driver::loaded()?.api.missing_optional().join(",")))
+fn missing_driver_features<'l>(env: EnvUnowned<'l>, _: JClass<'l>) -> JString<'l> {
+    entry!(env, |e| convert::new_string(e, &driver::loaded()?.api.missing_optional().join(",")))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_initialise<'l>(mut env: EnvUnowned<'l>, _c: jclass) {
+fn initialise(env: EnvUnowned<'_>, _: JClass<'_>) {
     entry!(env, |_e| {
         driver::initialised()?;
         Ok(())
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_deviceCount<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jint {
+fn device_count(env: EnvUnowned<'_>, _: JClass<'_>) -> jint {
     entry!(env, |_e| Ok(context::device_count(driver::initialised()?)?))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_deviceName<'l>(mut env: EnvUnowned<'l>, _c: jclass, ordinal: jint) -> jstring {
-    entry!(env, |e| convert::new_string(e.get_raw(), &device::info(ordinal)?.name))
+fn device_name<'l>(env: EnvUnowned<'l>, _: JClass<'l>, ordinal: jint) -> JString<'l> {
+    entry!(env, |e| convert::new_string(e, &device::info(ordinal)?.name))
 }
 
 /// [total memory, cc major, cc minor, SMs, max threads/block, max block x y z, max grid x y z,
 /// max shared/block, memory pools, max shared/block with opt-in, cooperative launch]
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_deviceInfo<'l>(mut env: EnvUnowned<'l>, _c: jclass, ordinal: jint) -> jobject {
+fn device_info<'l>(env: EnvUnowned<'l>, _: JClass<'l>, ordinal: jint) -> JLongArray<'l> {
     entry!(env, |e| {
         let d = device::info(ordinal)?;
         let values = [
@@ -96,12 +93,11 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_deviceInfo<'l>(mut env: EnvUn
             d.max_shared_per_block_optin as i64,
             d.cooperative_launch as i64,
         ];
-        convert::long_array(e.get_raw(), &values)
+        convert::long_array(e, &values)
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_deviceAttribute<'l>(mut env: EnvUnowned<'l>, _c: jclass, ordinal: jint, attribute: jint) -> jint {
+fn device_attribute(env: EnvUnowned<'_>, _: JClass<'_>, ordinal: jint, attribute: jint) -> jint {
     entry!(env, |_e| {
         let driver = driver::initialised()?;
         let mut dev = 0;
@@ -114,26 +110,22 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_deviceAttribute<'l>(mut env: 
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_stickyCodes<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jobject {
-    entry!(env, |e| convert::int_array(e.get_raw(), sticky::STICKY_CODES))
+fn sticky_codes<'l>(env: EnvUnowned<'l>, _: JClass<'l>) -> JIntArray<'l> {
+    entry!(env, |e| convert::int_array(e, sticky::STICKY_CODES))
 }
 
 /// The raw context current on this thread (0 if none).
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_currentContext<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jlong {
+fn current_context(env: EnvUnowned<'_>, _: JClass<'_>) -> jlong {
     entry!(env, |_e| Ok(context::current_context(driver::initialised()?)? as jlong))
 }
 
-/// The primary context of `ordinal` if it is active, else 0 (does not create or retain it).
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_primaryContextState<'l>(mut env: EnvUnowned<'l>, _c: jclass, ordinal: jint) -> jobject {
+/// [flags, active] of the primary context of `ordinal` (does not create or retain it).
+fn primary_context_state<'l>(env: EnvUnowned<'l>, _: JClass<'l>, ordinal: jint) -> JLongArray<'l> {
     entry!(env, |e| {
         let driver = driver::initialised()?;
         let (mut flags, mut active) = (0u32, 0i32);
         // SAFETY: out-pointers valid; the driver validates the ordinal.
         driver.check(unsafe { (driver.api.cuDevicePrimaryCtxGetState)(ordinal, &mut flags, &mut active) }, "cuDevicePrimaryCtxGetState")?;
-        convert::long_array(e.get_raw(), &[flags as i64, active as i64])
+        convert::long_array(e, &[flags as i64, active as i64])
     })
 }
-

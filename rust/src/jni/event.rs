@@ -2,26 +2,30 @@
 
 use crate::core::error::Error;
 use crate::core::event::Event;
-use crate::core::handle::Handle;
-use crate::jni::raw;
-use crate::jni::throw::entry;
-use jni::sys::{jclass, jfloat, jlong};
-use jni::EnvUnowned;
+use crate::jni::native_ptr::{EventPtr, HandlePtr};
+use crate::jni::native_entry::native;
+use crate::jni::entry::entry;
+use jni::objects::JClass;
+use jni::sys::{jboolean, jfloat};
+use jni::{EnvUnowned, NativeMethod};
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_eventCreate<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) -> jlong {
-    entry!(env, |_e| {
-        // SAFETY: live handle pointer held by a Java Handle.
-        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
-        Ok(raw::give(Event::create(handle)?))
-    })
+pub const METHODS: &[NativeMethod<'static>] = &[
+    native!(static raw fn event_create(h: HandlePtr) -> EventPtr),
+    native!(static raw fn event_record(ev: EventPtr, h: HandlePtr)),
+    native!(static raw fn event_synchronize(ev: EventPtr)),
+    native!(static raw fn event_elapsed(start: EventPtr, end: EventPtr) -> jfloat),
+    native!(static raw fn event_destroy(ev: EventPtr)),
+    native!(static raw fn event_query(ev: EventPtr) -> jboolean),
+    native!(static raw fn handle_wait_event(h: HandlePtr, ev: EventPtr)),
+];
+
+fn event_create(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) -> EventPtr {
+    entry!(env, |_e| Ok(EventPtr::give(Event::create(h.get()?)?)))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_eventRecord<'l>(mut env: EnvUnowned<'l>, _c: jclass, ev: jlong, h: jlong) {
+fn event_record(env: EnvUnowned<'_>, _: JClass<'_>, ev: EventPtr, h: HandlePtr) {
     entry!(env, |_e| {
-        // SAFETY: live pointers held by Java objects.
-        let (event, handle) = unsafe { (raw::borrow::<Event>(ev, "event")?, raw::borrow::<Handle>(h, "handle")?) };
+        let (event, handle) = (ev.get()?, h.get()?);
         if event.context().id() != handle.context().id() {
             return Err(Error::invalid_argument("the event belongs to another context than the handle").into());
         }
@@ -29,45 +33,25 @@ pub extern "system" fn Java_dev_cuhandle_NativeApi_eventRecord<'l>(mut env: EnvU
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_eventSynchronize<'l>(mut env: EnvUnowned<'l>, _c: jclass, ev: jlong) {
-    // SAFETY: live event pointer held by a Java Event.
-    entry!(env, |_e| Ok(unsafe { raw::borrow::<Event>(ev, "event")? }.synchronize()?))
+fn event_synchronize(env: EnvUnowned<'_>, _: JClass<'_>, ev: EventPtr) {
+    entry!(env, |_e| Ok(ev.get()?.synchronize()?))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_eventElapsed<'l>(mut env: EnvUnowned<'l>, _c: jclass, start: jlong, end: jlong) -> jfloat {
-    entry!(env, |_e| {
-        // SAFETY: live event pointers held by Java Events.
-        let (start, end) = unsafe { (raw::borrow::<Event>(start, "start event")?, raw::borrow::<Event>(end, "end event")?) };
-        Ok(end.elapsed_since(start)?)
-    })
+fn event_elapsed(env: EnvUnowned<'_>, _: JClass<'_>, start: EventPtr, end: EventPtr) -> jfloat {
+    entry!(env, |_e| Ok(end.get()?.elapsed_since(start.get()?)?))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_eventDestroy<'l>(mut env: EnvUnowned<'l>, _c: jclass, ev: jlong) {
-    entry!(env, |_e| {
-        // SAFETY: Java calls this once per event.
-        if let Some(event) = unsafe { raw::take::<Event>(ev) } {
-            event.destroy();
-        }
-        Ok(())
-    })
+/// Called once per event, after its last use.
+fn event_destroy(env: EnvUnowned<'_>, _: JClass<'_>, ev: EventPtr) {
+    entry!(env, |_e| ev.release_with(Event::destroy))
 }
 
 /// True when the recorded work is done, false while it runs; throws CudaException if it failed.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_eventQuery<'l>(mut env: EnvUnowned<'l>, _c: jclass, ev: jlong) -> jni::sys::jboolean {
-    // SAFETY: live event pointer held by a Java Event.
-    entry!(env, |_e| Ok(unsafe { raw::borrow::<Event>(ev, "event")? }.query()?))
+fn event_query(env: EnvUnowned<'_>, _: JClass<'_>, ev: EventPtr) -> jboolean {
+    entry!(env, |_e| Ok(ev.get()?.query()?))
 }
 
 /// `cuStreamWaitEvent`: the handle's later work waits for the event, the host does not.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_handleWaitEvent<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, ev: jlong) {
-    entry!(env, |_e| {
-        // SAFETY: live pointers held by a Java Handle and Event.
-        let (handle, event) = unsafe { (raw::borrow::<Handle>(h, "handle")?, raw::borrow::<Event>(ev, "event")?) };
-        Ok(event.order_before(handle)?)
-    })
+fn handle_wait_event(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, ev: EventPtr) {
+    entry!(env, |_e| Ok(ev.get()?.order_before(h.get()?)?))
 }

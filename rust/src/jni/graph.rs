@@ -2,72 +2,65 @@
 //! one thread and ends it on every path; the Java `Graph` owns the graph pointer.
 
 use crate::core::graph::{self, Graph};
-use crate::core::handle::Handle;
-use crate::core::memory::pinned::PinnedMemory;
-use crate::core::library::Library;
-use crate::core::memory::DeviceMemory;
-use crate::jni::raw::{self, convert};
-use crate::jni::throw::{entry, JniResult};
-use jni::sys::{jclass, jlong, jlongArray};
-use jni::EnvUnowned;
+use crate::jni::native_ptr::{BufferPtr, GraphPtr, HandlePtr, Held, LibraryPtr, PinnedPtr, Ptr};
+use crate::jni::native_entry::native;
+use crate::jni::raw::convert;
+use crate::jni::entry::entry;
+use crate::jni::throw::JniResult;
+use jni::objects::{JClass, JLongArray};
+use jni::{Env, EnvUnowned, NativeMethod};
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_captureBegin<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) {
-    // SAFETY: live handle pointer held by a Java Handle.
-    entry!(env, |_e| Ok(graph::begin_capture(unsafe { raw::borrow::<Handle>(h, "handle")? })?))
+pub const METHODS: &[NativeMethod<'static>] = &[
+    native!(static raw fn capture_begin(h: HandlePtr)),
+    native!(static raw fn capture_end(h: HandlePtr) -> GraphPtr),
+    native!(static raw fn capture_abort(h: HandlePtr)),
+    native!(static raw fn graph_info(g: GraphPtr) -> jlong[]),
+    native!(static raw fn graph_launch(g: GraphPtr, h: HandlePtr, buffers: jlong[], pinned: jlong[], libraries: jlong[])),
+    native!(static raw fn graph_destroy(g: GraphPtr)),
+];
+
+fn capture_begin(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
+    entry!(env, |_e| Ok(graph::begin_capture(h.get()?)?))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_captureEnd<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) -> jlong {
-    entry!(env, |_e| {
-        // SAFETY: live handle pointer held by a Java Handle.
-        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
-        Ok(raw::give(graph::end_capture(handle)?))
-    })
+fn capture_end(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) -> GraphPtr {
+    entry!(env, |_e| Ok(GraphPtr::give(graph::end_capture(h.get()?)?)))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_captureAbort<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) {
-    // SAFETY: live handle pointer held by a Java Handle.
-    entry!(env, |_e| Ok(graph::abort_capture(unsafe { raw::borrow::<Handle>(h, "handle")? })?))
+fn capture_abort(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
+    entry!(env, |_e| Ok(graph::abort_capture(h.get()?)?))
 }
 
 /// [context id, node count]
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_graphInfo<'l>(mut env: EnvUnowned<'l>, _c: jclass, g: jlong) -> jni::sys::jobject {
+fn graph_info<'l>(env: EnvUnowned<'l>, _: JClass<'l>, g: GraphPtr) -> JLongArray<'l> {
     entry!(env, |e| {
-        // SAFETY: live graph pointer held by a Java Graph.
-        let graph = unsafe { raw::borrow::<Graph>(g, "graph")? };
-        raw::convert::long_array(e.get_raw(), &[graph.context().id() as i64, graph.node_count() as i64])
+        let graph = g.get()?;
+        convert::long_array(e, &[graph.context().id() as i64, graph.node_count() as i64])
     })
 }
 
-/// `buffers` and `pinned`: the native pointers of the device and pinned memory the graph's
-/// recorded calls use, each held open (entered) by the Java Graph for the call.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_graphLaunch<'l>(mut env: EnvUnowned<'l>, _c: jclass, g: jlong, h: jlong, buffers: jlongArray, pinned: jlongArray, libraries: jlongArray) {
+/// The objects whose native pointers a Java `long[]` lists.
+fn listed<T: Held>(env: &Env<'_>, array: &JLongArray<'_>) -> JniResult<Vec<Ptr<T>>> {
+    let addresses = convert::read_longs(env, array)?;
+    // SAFETY: the Java Graph lists the pointers of objects of this kind that it holds open
+    // (entered) for the whole call.
+    Ok(addresses.into_iter().map(|address| unsafe { Ptr::from_address(address) }).collect())
+}
+
+/// `buffers`, `pinned` and `libraries`: the native pointers of the device and pinned memory and
+/// the libraries the graph's recorded calls use, each held open (entered) by the Java Graph for
+/// the call.
+fn graph_launch(env: EnvUnowned<'_>, _: JClass<'_>, g: GraphPtr, h: HandlePtr, buffers: JLongArray<'_>, pinned: JLongArray<'_>, libraries: JLongArray<'_>) {
     entry!(env, |e| {
-        // SAFETY: live pointers held by a Java Graph and a Java Handle.
-        let (graph, handle) = unsafe { (raw::borrow::<Graph>(g, "graph")?, raw::borrow::<Handle>(h, "handle")?) };
-        let (buffers, pinned, libraries) = (convert::read_longs(e.get_raw(), buffers)?, convert::read_longs(e.get_raw(), pinned)?, convert::read_longs(e.get_raw(), libraries)?);
-        // SAFETY: each pointer is held open by the Java Graph for this call (see above).
-        let buffers = buffers.iter().map(|&b| unsafe { raw::borrow::<DeviceMemory>(b, "device buffer") }).collect::<JniResult<Vec<_>>>()?;
-        // SAFETY: as above.
-        let pinned = pinned.iter().map(|&p| unsafe { raw::borrow::<PinnedMemory>(p, "host buffer") }).collect::<JniResult<Vec<_>>>()?;
-        // SAFETY: as above.
-        let libraries = libraries.iter().map(|&l| unsafe { raw::borrow::<Library>(l, "library") }).collect::<JniResult<Vec<_>>>()?;
-        let logs: Vec<_> = libraries.iter().map(|l| l.uses().as_ref()).collect();
-        Ok(graph.launch(handle, &buffers, &pinned, &logs)?)
+        let (buffers, pinned, libraries): (Vec<BufferPtr>, Vec<PinnedPtr>, Vec<LibraryPtr>) = (listed(e, &buffers)?, listed(e, &pinned)?, listed(e, &libraries)?);
+        let buffers = buffers.iter().map(Ptr::get).collect::<JniResult<Vec<_>>>()?;
+        let pinned = pinned.iter().map(Ptr::get).collect::<JniResult<Vec<_>>>()?;
+        let logs = libraries.iter().map(|l| l.get().map(|l| l.uses().as_ref())).collect::<JniResult<Vec<_>>>()?;
+        Ok(g.get()?.launch(h.get()?, &buffers, &pinned, &logs)?)
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_graphDestroy<'l>(mut env: EnvUnowned<'l>, _c: jclass, g: jlong) {
-    entry!(env, |_e| {
-        // SAFETY: Java calls this once per graph, after the last call in flight returned.
-        if let Some(graph) = unsafe { raw::take::<Graph>(g) } {
-            graph.destroy();
-        }
-        Ok(())
-    })
+/// Called once per graph, after the last call in flight returned.
+fn graph_destroy(env: EnvUnowned<'_>, _: JClass<'_>, g: GraphPtr) {
+    entry!(env, |_e| g.release_with(Graph::destroy))
 }

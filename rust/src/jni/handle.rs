@@ -3,83 +3,102 @@
 
 use crate::core::context::{Context, Ownership};
 use crate::core::handle::Handle;
-use crate::jni::raw::{self, convert};
-use crate::jni::throw::entry;
-use jni::sys::{jclass, jint, jlong, jobject};
-use jni::EnvUnowned;
+use crate::jni::native_ptr::HandlePtr;
+use crate::jni::native_entry::native;
+use crate::jni::raw::convert;
+use crate::jni::entry::entry;
+use crate::jni::throw::JniResult;
+use jni::objects::{JClass, JLongArray};
+use jni::sys::{jint, jlong};
+use jni::{EnvUnowned, NativeMethod};
 
-fn create(ctx: Context) -> crate::jni::throw::JniResult<jlong> {
-    Ok(raw::give(Handle::new(ctx)?))
+pub const METHODS: &[NativeMethod<'static>] = &[
+    native!(static raw fn handle_create_current(default_device: jint) -> HandlePtr),
+    native!(static raw fn handle_create_device(device: jint) -> HandlePtr),
+    native!(static raw fn handle_wrap(raw_context: jlong) -> HandlePtr),
+    native!(static raw fn handle_info(h: HandlePtr) -> jlong[]),
+    native!(static raw fn handle_destroy(h: HandlePtr)),
+    native!(static raw fn handle_synchronize(h: HandlePtr)),
+    native!(static raw fn handle_make_current(h: HandlePtr)),
+    native!(static raw fn handle_set_stream(h: HandlePtr, stream: jlong)),
+    native!(static raw fn handle_reset_stream(h: HandlePtr)),
+    native!(static raw fn handle_stream(h: HandlePtr) -> jlong),
+    native!(static raw fn handle_validate(h: HandlePtr)),
+    native!(static raw fn handle_free_memory(h: HandlePtr) -> jlong),
+    native!(static raw fn handle_memory_stats(h: HandlePtr) -> jlong[]),
+    native!(static raw fn handle_trim_memory(h: HandlePtr)),
+];
+
+fn create(ctx: Context) -> JniResult<HandlePtr> {
+    Ok(HandlePtr::give(Handle::new(ctx)?))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_handleCreateCurrent<'l>(mut env: EnvUnowned<'l>, _c: jclass, default_device: jint) -> jlong {
+fn handle_create_current(env: EnvUnowned<'_>, _: JClass<'_>, default_device: jint) -> HandlePtr {
     entry!(env, |_e| create(Context::current_or_primary(default_device)?))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_handleCreateDevice<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) -> jlong {
+fn handle_create_device(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) -> HandlePtr {
     entry!(env, |_e| create(Context::primary(device)?))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_handleWrap<'l>(mut env: EnvUnowned<'l>, _c: jclass, raw_context: jlong) -> jlong {
-    entry!(env, |_e| create(Context::wrap(raw_context as _)?))
+fn handle_wrap(env: EnvUnowned<'_>, _: JClass<'_>, raw_context: jlong) -> HandlePtr {
+    // SAFETY: `Handle.wrap` documents that the caller passes a CUcontext it keeps alive (rule H3);
+    // values no context can have are refused by `wrap` before the driver sees them.
+    entry!(env, |_e| create(unsafe { Context::wrap(raw_context as _)? }))
 }
 
 /// [raw context, context id, device ordinal, 1 if the primary context is retained]
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_handleInfo<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) -> jobject {
+fn handle_info<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr) -> JLongArray<'l> {
     entry!(env, |e| {
-        // SAFETY: `h` is a live handle pointer held by a Java Handle (see module doc).
-        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
+        let handle = h.get()?;
         let ctx = handle.context();
         let values = [ctx.raw() as i64, ctx.id() as i64, handle.device().ordinal as i64, (ctx.ownership() == Ownership::RetainedPrimary) as i64];
-        convert::long_array(e.get_raw(), &values)
+        convert::long_array(e, &values)
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_handleDestroy<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) {
-    entry!(env, |_e| {
-        // SAFETY: the Java Handle calls this once, after the last call in flight has returned.
-        if let Some(handle) = unsafe { raw::take::<Handle>(h) } {
-            handle.destroy();
-        }
-        Ok(())
-    })
+/// Called once by the Java Handle, after the last call in flight has returned.
+fn handle_destroy(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
+    entry!(env, |_e| h.release_with(Handle::destroy))
 }
 
-macro_rules! handle_call {
-    ($name:ident, |$h:ident $(, $arg:ident : $ty:ty)*| -> $ret:ty $body:block) => {
-        #[unsafe(no_mangle)]
-        pub extern "system" fn $name<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong $(, $arg: $ty)*) -> $ret {
-            entry!(env, |_e| {
-                // SAFETY: `h` is a live handle pointer held by a Java Handle (see module doc).
-                let $h = unsafe { raw::borrow::<Handle>(h, "handle")? };
-                $body
-            })
-        }
-    };
+fn handle_synchronize(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
+    entry!(env, |_e| Ok(h.get()?.synchronize()?))
 }
 
-handle_call!(Java_dev_cuhandle_NativeApi_handleSynchronize, |h| -> () { Ok(h.synchronize()?) });
-handle_call!(Java_dev_cuhandle_NativeApi_handleMakeCurrent, |h| -> () { Ok(h.make_current()?) });
-handle_call!(Java_dev_cuhandle_NativeApi_handleSetStream, |h, stream: jlong| -> () { Ok(h.set_stream(stream as usize)?) });
-handle_call!(Java_dev_cuhandle_NativeApi_handleResetStream, |h| -> () { Ok(h.reset_stream()?) });
-handle_call!(Java_dev_cuhandle_NativeApi_handleStream, |h| -> jlong { Ok(h.raw_stream()? as jlong) });
-handle_call!(Java_dev_cuhandle_NativeApi_handleFreeMemory, |h| -> jlong { Ok(h.free_memory()? as jlong) });
-handle_call!(Java_dev_cuhandle_NativeApi_handleValidate, |h| -> () { Ok(h.context().validate()?) });
+fn handle_make_current(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
+    entry!(env, |_e| Ok(h.get()?.make_current()?))
+}
+
+fn handle_set_stream(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, stream: jlong) {
+    entry!(env, |_e| Ok(h.get()?.set_stream(stream as usize)?))
+}
+
+fn handle_reset_stream(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
+    entry!(env, |_e| Ok(h.get()?.reset_stream()?))
+}
+
+fn handle_stream(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) -> jlong {
+    entry!(env, |_e| Ok(h.get()?.raw_stream()? as jlong))
+}
+
+fn handle_validate(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
+    entry!(env, |_e| Ok(h.get()?.context().validate()?))
+}
+
+fn handle_free_memory(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) -> jlong {
+    entry!(env, |_e| Ok(h.get()?.free_memory()? as jlong))
+}
 
 /// [bytes handed out by the pool, bytes the pool holds, pinned bytes cached, 1 if stream-ordered]
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_handleMemoryStats<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong) -> jobject {
+fn handle_memory_stats<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr) -> JLongArray<'l> {
     entry!(env, |e| {
-        // SAFETY: `h` is a live handle pointer held by a Java Handle (see module doc).
-        let stats = unsafe { raw::borrow::<Handle>(h, "handle")? }.memory_stats()?;
+        let stats = h.get()?.memory_stats()?;
         let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        convert::long_array(e.get_raw(), &[clamp(stats.pool.used), clamp(stats.pool.reserved), clamp(stats.pinned_cached), stats.stream_ordered as i64])
+        convert::long_array(e, &[clamp(stats.pool.used), clamp(stats.pool.reserved), clamp(stats.pinned_cached), stats.stream_ordered as i64])
     })
 }
 
-handle_call!(Java_dev_cuhandle_NativeApi_handleTrimMemory, |h| -> () { Ok(h.trim_memory()?) });
+fn handle_trim_memory(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
+    entry!(env, |_e| Ok(h.get()?.trim_memory()?))
+}

@@ -8,7 +8,7 @@
 //! The class is held through a weak global reference: a strong one would keep cuhandle's class
 //! loader alive for ever (no redeploy in an application server).
 
-use jni::sys::{jclass, jint, jmethodID, jobject, jvalue, JNIEnv, JavaVM, JNI_OK, JNI_VERSION_1_8};
+use jni::sys::{jclass, jmethodID, jobject, jvalue, JNIEnv, JavaVM, JNI_OK, JNI_VERSION_1_8};
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -56,13 +56,9 @@ impl Drop for DeferRecords {
     }
 }
 
-/// Called by the JVM when the library is loaded: remembers the VM for the logging bridge and
-/// installs the panic hook.
-#[unsafe(no_mangle)]
-pub extern "system" fn JNI_OnLoad(vm: *mut JavaVM, _reserved: *mut c_void) -> jint {
+/// Remembers the VM (from `JNI_OnLoad`), through which records reach Java.
+pub fn remember_vm(vm: *mut JavaVM) {
     VM.store(vm, Ordering::Release);
-    crate::jni::throw::install_panic_hook();
-    JNI_VERSION_1_8
 }
 
 struct Bridge;
@@ -137,7 +133,7 @@ fn emit(level: i32, text: &str) {
         return;
     };
     // Modified UTF-8, as NewStringUTF takes it: the record may quote a program name or NVRTC's log.
-    let message = crate::jni::raw::convert::java_utf8(text);
+    let message = crate::jni::throw::java_utf8(text);
     // SAFETY: the VM pointer came from JNI_OnLoad; GetEnv only succeeds on attached threads (we
     // never attach threads for logging); the class is a global ref and the method id belongs to it.
     unsafe {

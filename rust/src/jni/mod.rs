@@ -5,16 +5,22 @@ mod blas;
 mod buffer;
 mod completion;
 mod cuda;
+mod entry;
 mod event;
 mod graph;
 mod handle;
 mod host_registration;
 mod java_arrays;
 mod library;
+mod load;
 pub(crate) mod logging;
+mod native_entry;
+mod native_ptr;
+mod natives;
 mod nvrtc;
 mod pinned;
 mod raw;
+mod registration;
 #[cfg(feature = "test-api")]
 mod testing;
 #[cfg(feature = "test-api")]

@@ -4,87 +4,65 @@
 
 use crate::core::error::Error;
 use crate::core::handle::Handle;
-use crate::core::memory::DeviceMemory;
-use crate::core::memory::pinned::PinnedMemory;
-use crate::jni::raw::{self, convert};
-use crate::jni::buffer::size;
-use crate::jni::throw::entry;
-use jni::sys::{jboolean, jclass, jlong, jobject};
-use jni::EnvUnowned;
+use crate::jni::buffer::{allocated, pair, size};
+use crate::jni::native_ptr::{BufferPtr, HandlePtr, PinnedPtr};
+use crate::jni::native_entry::native;
+use crate::jni::raw::convert;
+use crate::jni::entry::entry;
+use jni::objects::{JByteBuffer, JClass};
+use jni::sys::{jboolean, jlong};
+use jni::{EnvUnowned, NativeMethod};
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_pinnedAllocate<'l>(mut env: EnvUnowned<'l>, _c: jclass, h: jlong, bytes: jlong) -> jlong {
-    entry!(env, |_e| {
-        // SAFETY: live handle pointer held (entered) by a Java Handle.
-        let handle = unsafe { raw::borrow::<Handle>(h, "handle")? };
-        let bytes = size(bytes, "the host buffer size")?;
-        let _scope = handle.activate()?;
-        Ok(raw::give(handle.allocate_pinned(bytes)?))
-    })
+pub const METHODS: &[NativeMethod<'static>] = &[
+    native!(static raw fn pinned_allocate(h: HandlePtr, bytes: jlong) -> PinnedPtr),
+    native!(static raw fn pinned_address(p: PinnedPtr) -> jlong),
+    native!(static raw fn pinned_free(p: PinnedPtr)),
+    native!(static raw fn pinned_byte_buffer(p: PinnedPtr, offset: jlong, length: jlong) -> JByteBuffer),
+    native!(static raw fn pinned_copy_async(h: HandlePtr, p: PinnedPtr, host_offset: jlong, b: BufferPtr, buffer_offset: jlong, bytes: jlong, upload: jboolean)),
+];
+
+fn pinned_allocate(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, bytes: jlong) -> PinnedPtr {
+    entry!(env, |_e| allocated(&h, bytes, "the host buffer size", Handle::allocate_pinned))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_pinnedAddress<'l>(mut env: EnvUnowned<'l>, _c: jclass, p: jlong) -> jlong {
-    // SAFETY: live pointer held by a Java HostBuffer.
-    entry!(env, |_e| Ok(unsafe { raw::borrow::<PinnedMemory>(p, "host buffer")? }.address() as jlong))
+fn pinned_address(env: EnvUnowned<'_>, _: JClass<'_>, p: PinnedPtr) -> jlong {
+    entry!(env, |_e| Ok(p.get()?.address() as jlong))
 }
 
 /// Releases the memory to the context's pinned cache once no call uses it (the Java HostBuffer's
 /// close protocol); the cache reuses it after the GPU work that used it.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_pinnedFree<'l>(mut env: EnvUnowned<'l>, _c: jclass, p: jlong) {
-    entry!(env, |_e| {
-        // SAFETY: Java calls this once per host buffer, after the last use returned.
-        drop(unsafe { raw::take::<PinnedMemory>(p) });
-        Ok(())
-    })
+fn pinned_free(env: EnvUnowned<'_>, _: JClass<'_>, p: PinnedPtr) {
+    entry!(env, |_e| p.release())
 }
 
 /// A direct ByteBuffer over `[offset, offset + length)` of the pinned memory (Java checked the
 /// range and that `length` fits an int; checked again here).
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_pinnedByteBuffer<'l>(mut env: EnvUnowned<'l>, _c: jclass, p: jlong, offset: jlong, length: jlong) -> jobject {
+fn pinned_byte_buffer<'l>(env: EnvUnowned<'l>, _: JClass<'l>, p: PinnedPtr, offset: jlong, length: jlong) -> JByteBuffer<'l> {
     entry!(env, |e| {
-        // SAFETY: live pointer held (entered) by a Java HostBuffer.
-        let pinned = unsafe { raw::borrow::<PinnedMemory>(p, "host buffer")? };
+        let pinned = p.get()?;
         let (offset, length) = (size(offset, "the offset")?, size(length, "the length")?);
         if length > i32::MAX as usize {
             return Err(Error::invalid_argument(format!("a ByteBuffer holds at most {} bytes; {length} were asked for", i32::MAX)).into());
         }
         let start = pinned.range(offset, length)?;
-        let env = e.get_raw();
-        // SAFETY: `env` is this thread's; the range lies inside the live allocation.
-        let buffer = unsafe { ((**env).v1_4.NewDirectByteBuffer)(env, start.cast(), length as jlong) };
+        let raw = e.get_raw();
+        // SAFETY: `raw` is this thread's env; the range lies inside the live allocation.
+        let buffer = unsafe { ((**raw).v1_4.NewDirectByteBuffer)(raw, start.cast(), length as jlong) };
         if buffer.is_null() {
             return Err(convert::pending());
         }
-        Ok(buffer)
+        // SAFETY: a new local reference to a ByteBuffer, owned by nothing else.
+        Ok(unsafe { JByteBuffer::from_raw(e, buffer) })
     })
 }
 
 /// Queues a copy between pinned memory and device memory on the handle's stream and returns at
 /// once (`upload`: host to device). Java keeps all three objects entered until the copy's
 /// completion marker reports it done.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_pinnedCopyAsync<'l>(
-    mut env: EnvUnowned<'l>,
-    _c: jclass,
-    h: jlong,
-    p: jlong,
-    host_offset: jlong,
-    b: jlong,
-    buffer_offset: jlong,
-    bytes: jlong,
-    upload: jboolean,
-) {
+#[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
+fn pinned_copy_async(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, p: PinnedPtr, host_offset: jlong, b: BufferPtr, buffer_offset: jlong, bytes: jlong, upload: jboolean) {
     entry!(env, |_e| {
-        // SAFETY: live pointers held (entered) by the Java Handle, HostBuffer and DeviceBuffer.
-        let (handle, pinned, buffer) = unsafe {
-            (raw::borrow::<Handle>(h, "handle")?, raw::borrow::<PinnedMemory>(p, "host buffer")?, raw::borrow::<DeviceMemory>(b, "device buffer")?)
-        };
-        if buffer.context().id() != handle.context().id() {
-            return Err(Error::invalid_argument("the device buffer belongs to another context than the handle").into());
-        }
+        let ((handle, buffer), pinned) = (pair(&h, &b)?, p.get()?);
         let (host_offset, buffer_offset, bytes) = (size(host_offset, "the host offset")?, size(buffer_offset, "the buffer offset")?, size(bytes, "the length")?);
         let _scope = handle.activate()?;
         let queue = handle.queue()?;

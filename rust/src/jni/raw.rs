@@ -71,7 +71,7 @@ impl ArrayRegion {
     /// Elements `[byte_offset / size, ...)` of the array for `len` bytes, checked to lie inside.
     fn elements(&self, byte_offset: usize, len: usize) -> Result<(jsize, jsize), Error> {
         let size = self.kind.bytes();
-        let in_range = byte_offset % size == 0 && len % size == 0 && byte_offset.checked_add(len).is_some_and(|end| end <= self.bytes());
+        let in_range = byte_offset.is_multiple_of(size) && len.is_multiple_of(size) && byte_offset.checked_add(len).is_some_and(|end| end <= self.bytes());
         if !in_range {
             return Err(Error::invalid_argument(format!("byte range [{byte_offset}, {byte_offset}+{len}) is not whole elements inside the Java array of {} bytes", self.bytes())));
         }
@@ -145,162 +145,130 @@ pub unsafe fn direct_buffer(env: *mut JNIEnv, buffer: jobject) -> Option<(*mut u
     }
 }
 
-/// Helpers over the raw function table. Each requires `env` to be the current thread's JNIEnv;
-/// a NULL result means a Java exception (OutOfMemoryError) is pending.
+/// Conversions between Rust values and Java strings and arrays, over the raw function table (no
+/// pinning, no critical region). A JNI call that returns NULL has left a Java exception pending.
 pub mod convert {
-    use crate::jni::throw::{Failure, JniResult};
-    use jni::strings::{JNIStr, JNIString};
-    use jni::sys::{jbyteArray, jlong, jobject, jobjectArray, jsize, jstring, JNIEnv};
+    use crate::jni::throw::{java_utf8, Failure, JniResult};
+    use jni::objects::{JByteArray, JIntArray, JLongArray, JObjectArray, JString};
+    use jni::strings::JNIStr;
+    use jni::sys::{jlong, jsize};
+    use jni::Env;
 
     /// The failure for a JNI call that returned NULL: a Java exception is pending.
     pub fn pending() -> Failure {
         Failure::Jni(jni::errors::Error::JavaException)
     }
 
-    /// `s` in the JVM's modified UTF-8, as every `...StringUTF` and `ThrowNew` call takes it:
-    /// supplementary characters (emoji) become surrogate pairs and NUL becomes `C0 80`, so the
-    /// Java string equals `s` (standard UTF-8 handed to `NewStringUTF` is read as garbage).
-    pub fn java_utf8(s: &str) -> JNIString {
-        JNIString::new(s)
+    pub fn new_string<'l>(env: &Env<'l>, s: &str) -> JniResult<JString<'l>> {
+        let (raw, text) = (env.get_raw(), java_utf8(s));
+        // SAFETY: this thread's env and NUL-terminated modified UTF-8.
+        let j = unsafe { ((**raw).v1_1.NewStringUTF)(raw, text.as_ptr()) };
+        if j.is_null() {
+            return Err(pending());
+        }
+        // SAFETY: a new local reference to a String, owned by nothing else.
+        Ok(unsafe { JString::from_raw(env, j) })
     }
 
-    pub fn new_string(env: *mut JNIEnv, s: &str) -> JniResult<jstring> {
-        let text = java_utf8(s);
-        // SAFETY: valid env (module contract) and NUL-terminated modified UTF-8.
-        let j = unsafe { ((**env).v1_1.NewStringUTF)(env, text.as_ptr()) };
-        if j.is_null() { Err(pending()) } else { Ok(j) }
-    }
-
-    /// The Java string as Rust text: `GetStringUTFChars` gives modified UTF-8, which is decoded
-    /// as such (a lossy standard-UTF-8 decode turned each emoji into six U+FFFD).
-    pub fn string(env: *mut JNIEnv, s: jstring) -> JniResult<Option<String>> {
+    /// The Java string as Rust text (none for null): `GetStringUTFChars` gives modified UTF-8,
+    /// which is decoded as such (a lossy standard-UTF-8 decode turned each emoji into six U+FFFD).
+    pub fn string(env: &Env<'_>, s: &JString<'_>) -> JniResult<Option<String>> {
+        let (raw, s) = (env.get_raw(), s.as_raw());
         if s.is_null() {
             return Ok(None);
         }
-        // SAFETY: valid env and a live string reference; the chars are released below.
+        // SAFETY: this thread's env and a live string reference; the chars are released below.
         unsafe {
-            let chars = ((**env).v1_1.GetStringUTFChars)(env, s, std::ptr::null_mut());
+            let chars = ((**raw).v1_1.GetStringUTFChars)(raw, s, std::ptr::null_mut());
             if chars.is_null() {
                 return Err(pending());
             }
             // SAFETY: the JVM returned a NUL-terminated modified UTF-8 string, valid until released.
             let out = JNIStr::from_ptr(chars).to_str().into_owned();
-            ((**env).v1_1.ReleaseStringUTFChars)(env, s, chars);
+            ((**raw).v1_1.ReleaseStringUTFChars)(raw, s, chars);
             Ok(Some(out))
         }
     }
 
-    pub fn long_array(env: *mut JNIEnv, values: &[i64]) -> JniResult<jobject> {
-        // SAFETY: valid env; the region write stays within the new array's length.
+    pub fn long_array<'l>(env: &Env<'l>, values: &[i64]) -> JniResult<JLongArray<'l>> {
+        let raw = env.get_raw();
+        // SAFETY: this thread's env; the region write stays within the new array's length.
         unsafe {
-            let a = ((**env).v1_1.NewLongArray)(env, values.len() as jsize);
+            let a = ((**raw).v1_1.NewLongArray)(raw, values.len() as jsize);
             if a.is_null() {
                 return Err(pending());
             }
-            ((**env).v1_1.SetLongArrayRegion)(env, a, 0, values.len() as jsize, values.as_ptr() as *const jlong);
-            Ok(a)
+            ((**raw).v1_1.SetLongArrayRegion)(raw, a, 0, values.len() as jsize, values.as_ptr() as *const jlong);
+            // SAFETY: a new local reference to a long[], owned by nothing else.
+            Ok(JLongArray::from_raw(env, a))
         }
     }
 
-    pub fn int_array(env: *mut JNIEnv, values: &[i32]) -> JniResult<jobject> {
+    pub fn int_array<'l>(env: &Env<'l>, values: &[i32]) -> JniResult<JIntArray<'l>> {
+        let raw = env.get_raw();
         // SAFETY: as `long_array`.
         unsafe {
-            let a = ((**env).v1_1.NewIntArray)(env, values.len() as jsize);
+            let a = ((**raw).v1_1.NewIntArray)(raw, values.len() as jsize);
             if a.is_null() {
                 return Err(pending());
             }
-            ((**env).v1_1.SetIntArrayRegion)(env, a, 0, values.len() as jsize, values.as_ptr());
-            Ok(a)
+            ((**raw).v1_1.SetIntArrayRegion)(raw, a, 0, values.len() as jsize, values.as_ptr());
+            // SAFETY: a new local reference to an int[], owned by nothing else.
+            Ok(JIntArray::from_raw(env, a))
         }
     }
 
-    pub fn bytes(env: *mut JNIEnv, array: jbyteArray) -> JniResult<Vec<u8>> {
-        // SAFETY: valid env and a live byte[] reference (checked non-null by Java); the region
-        // read stays within its length.
+    /// The bytes of a `byte[]` (checked non-null by Java).
+    pub fn bytes(env: &Env<'_>, array: &JByteArray<'_>) -> JniResult<Vec<u8>> {
+        let (raw, array) = (env.get_raw(), array.as_raw());
+        // SAFETY: this thread's env and a live byte[] reference; the region read stays within its
+        // length.
         unsafe {
-            let n = ((**env).v1_1.GetArrayLength)(env, array) as usize;
+            let n = ((**raw).v1_1.GetArrayLength)(raw, array) as usize;
             let mut out = vec![0u8; n];
-            ((**env).v1_1.GetByteArrayRegion)(env, array, 0, n as jsize, out.as_mut_ptr().cast());
+            ((**raw).v1_1.GetByteArrayRegion)(raw, array, 0, n as jsize, out.as_mut_ptr().cast());
             Ok(out)
         }
     }
 
     /// The values of a `long[]` (none for null).
-    pub fn read_longs(env: *mut JNIEnv, array: jni::sys::jlongArray) -> JniResult<Vec<jlong>> {
+    pub fn read_longs(env: &Env<'_>, array: &JLongArray<'_>) -> JniResult<Vec<jlong>> {
+        let (raw, array) = (env.get_raw(), array.as_raw());
         if array.is_null() {
             return Ok(Vec::new());
         }
-        // SAFETY: valid env and a live long[] reference; the region read stays within its length.
+        // SAFETY: this thread's env and a live long[] reference; the region read stays within its
+        // length.
         unsafe {
-            let n = ((**env).v1_1.GetArrayLength)(env, array).max(0) as usize;
+            let n = ((**raw).v1_1.GetArrayLength)(raw, array).max(0) as usize;
             let mut out = vec![0 as jlong; n];
-            ((**env).v1_1.GetLongArrayRegion)(env, array, 0, n as jsize, out.as_mut_ptr());
-            if ((**env).v1_2.ExceptionCheck)(env) {
+            ((**raw).v1_1.GetLongArrayRegion)(raw, array, 0, n as jsize, out.as_mut_ptr());
+            if ((**raw).v1_2.ExceptionCheck)(raw) {
                 return Err(pending());
             }
             Ok(out)
         }
     }
 
-    pub fn string_array(env: *mut JNIEnv, values: &[String]) -> JniResult<jobjectArray> {
-        // SAFETY: valid env; indices stay within the new array.
+    pub fn string_array<'l>(env: &Env<'l>, values: &[String]) -> JniResult<JObjectArray<'l, JString<'l>>> {
+        let raw = env.get_raw();
+        // SAFETY: this thread's env; indices stay within the new array.
         unsafe {
-            let cls = ((**env).v1_1.FindClass)(env, c"java/lang/String".as_ptr());
+            let cls = ((**raw).v1_1.FindClass)(raw, c"java/lang/String".as_ptr());
             if cls.is_null() {
                 return Err(pending());
             }
-            let a = ((**env).v1_1.NewObjectArray)(env, values.len() as jsize, cls, std::ptr::null_mut());
+            let a = ((**raw).v1_1.NewObjectArray)(raw, values.len() as jsize, cls, std::ptr::null_mut());
             if a.is_null() {
                 return Err(pending());
             }
             for (i, v) in values.iter().enumerate() {
-                let s = new_string(env, v)?;
-                ((**env).v1_1.SetObjectArrayElement)(env, a, i as jsize, s);
-                ((**env).v1_1.DeleteLocalRef)(env, s);
+                let s = new_string(env, v)?.into_raw();
+                ((**raw).v1_1.SetObjectArrayElement)(raw, a, i as jsize, s);
+                ((**raw).v1_1.DeleteLocalRef)(raw, s);
             }
-            Ok(a)
+            // SAFETY: a new local reference to a String[], owned by nothing else.
+            Ok(JObjectArray::<JString>::from_raw(env, a))
         }
     }
-}
-
-/// Turns a pointer that Java holds (a `long` from one of our `Box::into_raw`) back into a
-/// reference, refusing 0.
-///
-/// # Safety
-/// A non-zero `ptr` must come from `Box::<T>::into_raw` and not have been freed: the Java objects
-/// guarantee this by clearing their pointer under their close protocol.
-pub unsafe fn borrow<'a, T>(ptr: jni::sys::jlong, what: &str) -> crate::jni::throw::JniResult<&'a T> {
-    if ptr == 0 {
-        return Err(crate::core::error::Error::invalid_state(format!("the {what} is closed")).into());
-    }
-    // SAFETY: caller's contract.
-    Ok(unsafe { &*(ptr as *const T) })
-}
-
-/// Reclaims ownership of a pointer handed to Java.
-///
-/// # Safety
-/// As `borrow`, and Java must never use `ptr` again.
-pub unsafe fn take<T>(ptr: jni::sys::jlong) -> Option<Box<T>> {
-    // SAFETY: caller's contract.
-    (ptr != 0).then(|| unsafe { Box::from_raw(ptr as *mut T) })
-}
-
-/// The `count` native pointers at `address`: a list the Java caller wrote into its direct buffer
-/// (at most `max`; 0 entries for a null address).
-///
-/// # Safety
-/// A non-null `address` points to at least `count` readable, 8-byte aligned `jlong`s that stay
-/// unchanged for `'a` (the Java caller's call).
-pub unsafe fn pointer_list<'a>(address: jni::sys::jlong, count: jni::sys::jint, max: usize) -> crate::jni::throw::JniResult<&'a [jni::sys::jlong]> {
-    let count = usize::try_from(count).ok().filter(|&n| n <= max).ok_or_else(|| Error::invalid_argument(format!("{count} native pointers passed; expected 0 to {max}")))?;
-    if address == 0 || count == 0 {
-        return Ok(&[]);
-    }
-    // SAFETY: caller's contract.
-    Ok(unsafe { std::slice::from_raw_parts(address as *const jni::sys::jlong, count) })
-}
-
-pub fn give<T>(value: T) -> jni::sys::jlong {
-    Box::into_raw(Box::new(value)) as jni::sys::jlong
 }

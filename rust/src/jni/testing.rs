@@ -1,32 +1,58 @@
 //! `dev.cuhandle.NativeTestApi`: entry points for the test suite only (raw contexts, resets,
-//! a deliberate panic). They are part of the library so that the GPU suite needs no other
-//! native code; the Java class that declares them is in the test sources.
+//! a deliberate panic, the native table's own checks). They are part of the library so that the
+//! GPU suite needs no other native code; the Java class that declares them is in the test sources.
 
-use crate::core::context;
-use crate::core::driver;
-use crate::jni::throw::entry;
-use jni::sys::{jclass, jint, jlong, jstring};
-use jni::EnvUnowned;
+use crate::core::library::KernelRef;
+use crate::core::{context, driver, image, kernels, param_layout::ImageLayouts};
+use crate::jni::java_arrays;
+use crate::jni::native_ptr::{HandlePtr, LibraryPtr};
+use crate::jni::native_entry::native;
+use crate::jni::registration;
+use crate::jni::raw::convert;
+use crate::jni::entry::entry;
+use jni::objects::{JByteArray, JClass, JLongArray, JObjectArray, JString};
+use jni::sys::{jint, jlong};
+use jni::{EnvUnowned, NativeMethod};
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_panic<'l>(mut env: EnvUnowned<'l>, _c: jclass, message: jstring) -> jint {
+pub const METHODS: &[NativeMethod<'static>] = &[
+    native!(static raw fn noop(value: jlong) -> jlong),
+    native!(static raw fn log(level: jint, message: JString)),
+    native!(static raw fn panic(message: JString) -> jint),
+    native!(static raw fn create_context(device: jint) -> jlong),
+    native!(static raw fn image_param_layouts(image: jbyte[]) -> JString),
+    native!(static raw fn builtin_image() -> jbyte[]),
+    native!(static raw fn driver_param_layout(h: HandlePtr, lib: LibraryPtr, kernel: jlong) -> jlong[]),
+    native!(static raw fn destroy_context(ctx: jlong)),
+    native!(static raw fn set_current(ctx: jlong)),
+    native!(static raw fn current_context() -> jlong),
+    native!(static raw fn reset_primary(device: jint)),
+    native!(static raw fn retain_primary(device: jint) -> jlong),
+    native!(static raw fn release_primary(device: jint)),
+    native!(static raw fn context_id(ctx: jlong) -> jlong),
+    native!(static raw fn stream_create() -> jlong),
+    native!(static raw fn stream_destroy(stream: jlong)),
+    native!(static raw fn mem_alloc(bytes: jlong) -> jlong),
+    native!(static raw fn mem_free(ptr: jlong)),
+    native!(static raw fn registered_methods(class_name: JString) -> JString[]),
+    native!(static raw fn register_noop_as(name: JString, signature: JString) -> JString),
+];
+
+fn panic(env: EnvUnowned<'_>, _: JClass<'_>, message: JString<'_>) -> jint {
     entry!(env, |e| {
-        let text = crate::jni::raw::convert::string(e.get_raw(), message)?.unwrap_or_default();
+        let text = convert::string(e, &message)?.unwrap_or_default();
         panic!("{text}")
     })
 }
 
 /// Does nothing: the cost of a bare JNI call through `entry!`, for the handle benchmark.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_noop<'l>(mut env: EnvUnowned<'l>, _c: jclass, value: jlong) -> jlong {
+fn noop(env: EnvUnowned<'_>, _: JClass<'_>, value: jlong) -> jlong {
     entry!(env, |_e| Ok(value))
 }
 
 /// Emits a Rust `log` record at `level` (1 = error .. 5 = trace), to test the logging bridge.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_log<'l>(mut env: EnvUnowned<'l>, _c: jclass, level: jint, message: jstring) {
+fn log(env: EnvUnowned<'_>, _: JClass<'_>, level: jint, message: JString<'_>) {
     entry!(env, |e| {
-        let text = crate::jni::raw::convert::string(e.get_raw(), message)?.unwrap_or_default();
+        let text = convert::string(e, &message)?.unwrap_or_default();
         let level = match level {
             1 => log::Level::Error,
             2 => log::Level::Warn,
@@ -40,8 +66,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_log<'l>(mut env: EnvUnown
 }
 
 /// cuCtxCreate on `device`; the new context is left current, as the driver does.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_createContext<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) -> jlong {
+fn create_context(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) -> jlong {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         let mut ctx = std::ptr::null_mut();
@@ -51,8 +76,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_createContext<'l>(mut env
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_destroyContext<'l>(mut env: EnvUnowned<'l>, _c: jclass, ctx: jlong) {
+fn destroy_context(env: EnvUnowned<'_>, _: JClass<'_>, ctx: jlong) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: the test passes a context it created and destroys it once.
@@ -60,8 +84,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_destroyContext<'l>(mut en
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_setCurrent<'l>(mut env: EnvUnowned<'l>, _c: jclass, ctx: jlong) {
+fn set_current(env: EnvUnowned<'_>, _: JClass<'_>, ctx: jlong) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: the test passes a live context or 0.
@@ -69,13 +92,11 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_setCurrent<'l>(mut env: E
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_currentContext<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jlong {
+fn current_context(env: EnvUnowned<'_>, _: JClass<'_>) -> jlong {
     entry!(env, |_e| Ok(context::current_context(driver::initialised()?)? as jlong))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_resetPrimary<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) {
+fn reset_primary(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: resets the device's primary context; handles bound to it detect the new id.
@@ -83,8 +104,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_resetPrimary<'l>(mut env:
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_retainPrimary<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) -> jlong {
+fn retain_primary(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) -> jlong {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         let mut ctx = std::ptr::null_mut();
@@ -94,8 +114,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_retainPrimary<'l>(mut env
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_releasePrimary<'l>(mut env: EnvUnowned<'l>, _c: jclass, device: jint) {
+fn release_primary(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: balances a retainPrimary of the test.
@@ -103,13 +122,12 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_releasePrimary<'l>(mut en
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_contextId<'l>(mut env: EnvUnowned<'l>, _c: jclass, ctx: jlong) -> jlong {
-    entry!(env, |_e| Ok(context::context_id(driver::initialised()?, ctx as _)? as jlong))
+fn context_id(env: EnvUnowned<'_>, _: JClass<'_>, ctx: jlong) -> jlong {
+    // SAFETY: the test passes a context it created (possibly destroyed since, which is what it probes).
+    entry!(env, |_e| Ok(unsafe { context::context_id(driver::initialised()?, ctx as _)? } as jlong))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_streamCreate<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jlong {
+fn stream_create(env: EnvUnowned<'_>, _: JClass<'_>) -> jlong {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         let mut s = std::ptr::null_mut();
@@ -119,8 +137,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_streamCreate<'l>(mut env:
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_streamDestroy<'l>(mut env: EnvUnowned<'l>, _c: jclass, s: jlong) {
+fn stream_destroy(env: EnvUnowned<'_>, _: JClass<'_>, s: jlong) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: the test destroys a stream it created, once.
@@ -128,8 +145,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_streamDestroy<'l>(mut env
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_memAlloc<'l>(mut env: EnvUnowned<'l>, _c: jclass, bytes: jlong) -> jlong {
+fn mem_alloc(env: EnvUnowned<'_>, _: JClass<'_>, bytes: jlong) -> jlong {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         let mut p = 0;
@@ -139,8 +155,7 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_memAlloc<'l>(mut env: Env
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_memFree<'l>(mut env: EnvUnowned<'l>, _c: jclass, p: jlong) {
+fn mem_free(env: EnvUnowned<'_>, _: JClass<'_>, p: jlong) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: frees memory the test allocated, once.
@@ -150,37 +165,54 @@ pub extern "system" fn Java_dev_cuhandle_NativeTestApi_memFree<'l>(mut env: EnvU
 
 /// The parameter layouts `core::param_layout` reads from a module image: one line per kernel,
 /// `name offset:size ...`, sorted (for the test that compares them with the driver's).
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_imageParamLayouts<'l>(mut env: EnvUnowned<'l>, _c: jclass, image: jni::sys::jbyteArray) -> jstring {
+fn image_param_layouts<'l>(env: EnvUnowned<'l>, _: JClass<'l>, image: JByteArray<'l>) -> JString<'l> {
     entry!(env, |e| {
-        let bytes = crate::jni::raw::convert::bytes(e.get_raw(), image)?;
-        let kind = crate::core::image::check(&bytes)?.kind;
-        crate::jni::raw::convert::new_string(e.get_raw(), &crate::core::param_layout::ImageLayouts::read(&bytes, kind).describe())
+        let bytes = convert::bytes(e, &image)?;
+        let kind = image::check(&bytes)?.kind;
+        convert::new_string(e, &ImageLayouts::read(&bytes, kind).describe())
     })
 }
 
 /// `cuKernelGetParamInfo`'s layout of a kernel, probed in the handle's context: [offset, size, ...],
 /// or null where the driver lacks the call.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_driverParamLayout<'l>(
-    mut env: EnvUnowned<'l>, _c: jclass, h: jlong, lib: jlong, kernel: jlong,
-) -> jni::sys::jobject {
+fn driver_param_layout<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr, lib: LibraryPtr, kernel: jlong) -> JLongArray<'l> {
     entry!(env, |e| {
-        // SAFETY: live handle and library pointers held by Java objects inside their calls.
-        let (handle, library) = unsafe {
-            (crate::jni::raw::borrow::<crate::core::handle::Handle>(h, "handle")?, crate::jni::raw::borrow::<crate::core::library::Library>(lib, "library")?)
-        };
+        let (handle, library) = (h.get()?, lib.get()?);
         let _scope = handle.activate()?;
-        match library.driver_param_layout(kernel as _)? {
-            Some(layout) => crate::jni::raw::convert::long_array(e.get_raw(), &layout.iter().flat_map(|p| [p.offset as i64, p.size as i64]).collect::<Vec<_>>()),
-            None => Ok(std::ptr::null_mut()),
+        // SAFETY: `kernel` came from this library (the test's Kernel), which the Java caller holds open.
+        match library.driver_param_layout(unsafe { KernelRef::from_raw(kernel as _) })? {
+            Some(layout) => convert::long_array(e, &layout.iter().flat_map(|p| [p.offset as i64, p.size as i64]).collect::<Vec<_>>()),
+            None => Ok(JLongArray::default()),
         }
     })
 }
 
 /// The built-in kernels' fatbin as embedded in the library (for tests that compare what
 /// `core::param_layout` reads from it with what the driver reports).
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeTestApi_builtinImage<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jni::sys::jbyteArray {
-    entry!(env, |e| Ok(crate::jni::java_arrays::new_bytes(e.get_raw(), crate::core::kernels::FATBIN)?))
+fn builtin_image<'l>(env: EnvUnowned<'l>, _: JClass<'l>) -> JByteArray<'l> {
+    entry!(env, |e| java_arrays::new_bytes(e, kernels::FATBIN))
+}
+
+/// "name signature" of every method the library registered for `class_name` (as JNI names it,
+/// `dev/cuhandle/NativeApi`) when it loaded: the test compares them with the class's native methods.
+fn registered_methods<'l>(env: EnvUnowned<'l>, _: JClass<'l>, class_name: JString<'l>) -> JObjectArray<'l, JString<'l>> {
+    entry!(env, |e| {
+        let class_name = convert::string(e, &class_name)?.unwrap_or_default();
+        convert::string_array(e, &registration::registered_at_load(&class_name))
+    })
+}
+
+/// Registers this class's `noop` function as `name` with JNI signature `signature`, through the
+/// checks the library's load makes, and returns their refusal, or null when the entry fits (which
+/// it only can as `noop` with `(J)J`, its own entry: any other name or signature is refused before
+/// the function is bound).
+fn register_noop_as<'l>(env: EnvUnowned<'l>, _: JClass<'l>, name: JString<'l>, signature: JString<'l>) -> JString<'l> {
+    entry!(env, |e| {
+        let (name, signature) = (convert::string(e, &name)?.unwrap_or_default(), convert::string(e, &signature)?.unwrap_or_default());
+        // SAFETY: this thread's env, with no exception pending.
+        match unsafe { registration::register_renamed(e.get_raw(), "dev/cuhandle/NativeTestApi", METHODS, "noop", &name, &signature) } {
+            Ok(()) => Ok(JString::default()),
+            Err(refusal) => convert::new_string(e, &refusal),
+        }
+    })
 }

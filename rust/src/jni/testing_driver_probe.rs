@@ -4,19 +4,26 @@
 //! context can be set beside cuhandle's launches.
 
 use crate::core::driver::{self, CuResult};
+use crate::jni::native_entry::native;
 use crate::jni::testing_entry_point::lookup;
-use crate::jni::throw::entry;
+use crate::jni::entry::entry;
 use cudarc::driver::sys::{CUfunction, CUstream};
-use jni::sys::{jclass, jint, jlong};
-use jni::EnvUnowned;
+use jni::objects::JClass;
+use jni::sys::{jint, jlong};
+use jni::{EnvUnowned, NativeMethod};
 use std::ffi::{c_int, c_void};
+
+pub const METHODS: &[NativeMethod<'static>] = &[
+    native!(static raw fn module_loading_mode() -> jint),
+    native!(static raw fn launch_with_one_pointer(function: jlong, stream: jlong, pointer: jlong) -> jint),
+    native!(static raw fn synchronize_current() -> jint),
+];
 
 type ModuleGetLoadingMode = unsafe extern "C" fn(*mut c_int) -> CuResult;
 
 /// `cuModuleGetLoadingMode`: 1 (`CU_MODULE_EAGER_LOADING`), 2 (`CU_MODULE_LAZY_LOADING`), or -1
 /// if the driver lacks the call.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_DriverProbeTestApi_moduleLoadingMode<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jint {
+fn module_loading_mode(env: EnvUnowned<'_>, _: JClass<'_>) -> jint {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: the type is cuda.h's declaration of cuModuleGetLoadingMode (CUDA 11.7 and later).
@@ -34,14 +41,7 @@ pub extern "system" fn Java_dev_cuhandle_DriverProbeTestApi_moduleLoadingMode<'l
 /// thread of a kernel that takes one pointer. `function` is a `CUfunction` or a `CUkernel` (which
 /// the driver resolves for the context it picks); `stream` 0 is the NULL stream of the current
 /// context. Returns the driver's result instead of throwing, so that a test can report it.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_DriverProbeTestApi_launchWithOnePointer<'l>(
-    mut env: EnvUnowned<'l>,
-    _c: jclass,
-    function: jlong,
-    stream: jlong,
-    pointer: jlong,
-) -> jint {
+fn launch_with_one_pointer(env: EnvUnowned<'_>, _: JClass<'_>, function: jlong, stream: jlong, pointer: jlong) -> jint {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         let mut argument = pointer as u64;
@@ -57,8 +57,7 @@ pub extern "system" fn Java_dev_cuhandle_DriverProbeTestApi_launchWithOnePointer
 }
 
 /// `cuCtxSynchronize` of the current context; returns the driver's result instead of throwing.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_DriverProbeTestApi_synchronizeCurrent<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jint {
+fn synchronize_current(env: EnvUnowned<'_>, _: JClass<'_>) -> jint {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: waits for the current context's work; no pointers involved.

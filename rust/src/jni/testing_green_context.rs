@@ -4,12 +4,21 @@
 //! them makes `available()` false and the tests skip.
 
 use crate::core::driver::{self, CuResult};
+use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
 use crate::jni::testing_entry_point::lookup;
-use crate::jni::throw::entry;
+use crate::jni::entry::entry;
 use cudarc::driver::sys::{CUcontext, CUdevice, CUstream};
-use jni::sys::{jboolean, jclass, jint, jlong, jobject};
-use jni::EnvUnowned;
+use jni::objects::{JClass, JLongArray};
+use jni::sys::{jboolean, jint, jlong};
+use jni::{EnvUnowned, NativeMethod};
+
+pub const METHODS: &[NativeMethod<'static>] = &[
+    native!(static raw fn available() -> jboolean),
+    native!(static raw fn create(ordinal: jint, min_sms: jint) -> jlong[]),
+    native!(static raw fn destroy(green: jlong)),
+    native!(static raw fn green_context_of_stream(stream: jlong) -> jlong),
+];
 use std::ffi::{c_int, c_uint, c_void};
 
 /// The ABI version of the entry points and of `CUdevResource` that these calls use.
@@ -91,16 +100,14 @@ fn required() -> crate::core::error::Result<GreenApi> {
     green_api()?.ok_or_else(|| crate::core::error::Error::invalid_state("this driver has no green contexts (CUDA 12.4+); check GreenContextTestApi.available() first"))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_GreenContextTestApi_available<'l>(mut env: EnvUnowned<'l>, _c: jclass) -> jboolean {
+fn available(env: EnvUnowned<'_>, _: JClass<'_>) -> jboolean {
     entry!(env, |_e| Ok(green_api()?.is_some()))
 }
 
 /// Creates a green context on `ordinal` with one group of at least `min_sms` SMs split from the
 /// device's; returns [CUgreenCtx, its CUcontext (cuCtxFromGreenCtx), the group's SM count, the
 /// device's SM count]. Nothing is made current.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_GreenContextTestApi_create<'l>(mut env: EnvUnowned<'l>, _c: jclass, ordinal: jint, min_sms: jint) -> jobject {
+fn create<'l>(env: EnvUnowned<'l>, _: JClass<'l>, ordinal: jint, min_sms: jint) -> JLongArray<'l> {
     entry!(env, |e| {
         let d = driver::initialised()?;
         let g = required()?;
@@ -132,12 +139,11 @@ pub extern "system" fn Java_dev_cuhandle_GreenContextTestApi_create<'l>(mut env:
             unsafe { (g.green_ctx_destroy)(green) };
             d.check(rc, "cuCtxFromGreenCtx")?;
         }
-        convert::long_array(e.get_raw(), &[green as i64, ctx as i64, group.sm_count() as i64, whole.sm_count() as i64])
+        convert::long_array(e, &[green as i64, ctx as i64, group.sm_count() as i64, whole.sm_count() as i64])
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_GreenContextTestApi_destroy<'l>(mut env: EnvUnowned<'l>, _c: jclass, green: jlong) {
+fn destroy(env: EnvUnowned<'_>, _: JClass<'_>, green: jlong) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         let g = required()?;
@@ -147,8 +153,7 @@ pub extern "system" fn Java_dev_cuhandle_GreenContextTestApi_destroy<'l>(mut env
 }
 
 /// `cuStreamGetGreenCtx`: the green context `stream` was created in, 0 if none.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_GreenContextTestApi_greenContextOfStream<'l>(mut env: EnvUnowned<'l>, _c: jclass, stream: jlong) -> jlong {
+fn green_context_of_stream(env: EnvUnowned<'_>, _: JClass<'_>, stream: jlong) -> jlong {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         let g = required()?;

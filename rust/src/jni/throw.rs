@@ -3,10 +3,9 @@
 
 use crate::core::error::Error;
 use jni::errors::ErrorPolicy;
+use jni::strings::JNIString;
 use jni::sys::{jint, jobject, jvalue, JNIEnv};
 use jni::Env;
-use crate::jni::raw::convert;
-use jni::strings::JNIString;
 
 /// What a JNI entry's closure can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -72,13 +71,21 @@ pub fn install_panic_hook() {
     }));
 }
 
-/// Text for `FindClass`, `GetMethodID`, `ThrowNew` and `NewStringUTF`, which all take modified
-/// UTF-8 (an exception message may quote user input: a program name, a kernel name, a path).
-fn c_string(s: &str) -> JNIString {
-    convert::java_utf8(s)
+/// `s` in the JVM's modified UTF-8, as `FindClass`, `GetMethodID`, `ThrowNew`, `NewStringUTF` and
+/// every `...StringUTF` call take it: supplementary characters (emoji) become surrogate pairs and
+/// NUL becomes `C0 80`, so the Java string equals `s` (an exception message may quote user input:
+/// a program name, a kernel name, a path; standard UTF-8 handed to `NewStringUTF` is read as
+/// garbage).
+pub fn java_utf8(s: &str) -> JNIString {
+    JNIString::new(s)
 }
 
-fn throw_new(env: *mut JNIEnv, class: &str, message: &str) {
+fn c_string(s: &str) -> JNIString {
+    java_utf8(s)
+}
+
+/// Throws a new exception of `class` (a JNI class name) with `message`.
+pub fn throw_new(env: *mut JNIEnv, class: &str, message: &str) {
     let (class, message) = (c_string(class), c_string(message));
     // SAFETY: `env` is the current thread's env (from with_env); no exception is pending; both
     // strings are NUL-terminated.
@@ -116,19 +123,3 @@ fn throw_cuda(env: *mut JNIEnv, code: i32, operation: &str, message: &str) {
         }
     }
 }
-
-/// Runs `body` as a JNI entry: panics and errors become Java exceptions, the return value on
-/// failure is `T::default()` (ignored by Java because an exception is pending).
-macro_rules! entry {
-    ($env:ident, |$e:ident| $body:expr) => {
-        $env.with_env(|$e: &mut jni::Env| -> $crate::jni::throw::JniResult<_> {
-            let records = $crate::jni::logging::DeferRecords::begin();
-            #[allow(clippy::redundant_closure_call)]
-            let result = (|| -> $crate::jni::throw::JniResult<_> { $body })();
-            drop(records);
-            result
-        })
-        .resolve::<$crate::jni::throw::ThrowJava>()
-    };
-}
-pub(crate) use entry;

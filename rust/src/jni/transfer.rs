@@ -5,13 +5,38 @@
 use crate::core::error::Error;
 use crate::core::transfer::{self, Plan};
 use crate::jni::buffer::{pair, size};
+use crate::jni::native_ptr::{BufferPtr, HandlePtr};
+use crate::jni::native_entry::native;
 use crate::jni::raw;
-use crate::jni::throw::{entry, JniResult};
-use jni::sys::{jboolean, jclass, jint, jlong, jobject};
-use jni::EnvUnowned;
+use crate::jni::entry::entry;
+use crate::jni::throw::JniResult;
+use jni::objects::{JClass, JObject};
+use jni::sys::{jboolean, jint, jlong};
+use jni::{Env, EnvUnowned, NativeMethod};
+
+pub const METHODS: &[NativeMethod<'static>] = &[native!(
+    static raw fn array_copy(
+        h: HandlePtr, b: BufferPtr, offset: jlong, array: JObject, type_code: jint, array_offset: jlong, bytes: jlong, upload: jboolean,
+        stream: jlong, chunk_bytes: jlong, depth: jint, slot_bytes: jlong, idle_slots: jint, wait_for_device: jboolean
+    )
+)];
 
 /// The value of `stream` that means "the handle's current stream".
 const HANDLE_STREAM: jlong = -1;
+
+/// One range of an array copy as Java describes it: where in the buffer and the array, which way
+/// (`upload`: to the device, which returns once the array may change again, or, with
+/// `wait_for_device`, once the bytes are on the device), and the stream the copy's ranges go to
+/// (`HANDLE_STREAM`, or a raw stream from `handleStream`).
+struct Range {
+    offset: jlong,
+    type_code: jint,
+    array_offset: jlong,
+    bytes: jlong,
+    upload: bool,
+    wait_for_device: bool,
+    stream: jlong,
+}
 
 /// How a range is chunked, from Java's plan (`dev.cuhandle.TransferPlan`).
 struct PlanArgs {
@@ -35,60 +60,46 @@ impl PlanArgs {
     }
 }
 
-/// Copies `bytes` between array bytes `[array_offset, ...)` and the buffer at `offset`, through
-/// pinned staging: the array is only touched by JNI region copies (bounded, no pinning), never
-/// while the thread waits for the GPU, so the garbage collector is never held up (rule L4).
-#[allow(clippy::too_many_arguments)]
-fn array_copy(env: *mut jni::sys::JNIEnv, h: jlong, b: jlong, offset: jlong, array: jobject, type_code: jint, array_offset: jlong, bytes: jlong, upload: bool, stream: jlong, plan: PlanArgs, wait_for_device: bool) -> JniResult<()> {
-    // SAFETY: live pointers held (entered) by the Java Handle and DeviceBuffer (module contract).
-    let (handle, buffer) = unsafe { pair(h, b)? };
-    let (offset, array_offset, bytes) = (size(offset, "the buffer offset")?, size(array_offset, "the array offset")?, size(bytes, "the length")?);
+/// Copies a range between a Java array and the buffer through pinned staging: the array is only
+/// touched by JNI region copies (bounded, no pinning), never while the thread waits for the GPU,
+/// so the garbage collector is never held up (rule L4).
+fn copy_range(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), array: &JObject<'_>, range: Range, plan: PlanArgs) -> JniResult<()> {
+    let (handle, buffer) = pair(&h, &b)?;
+    let (offset, array_offset, bytes) = (size(range.offset, "the buffer offset")?, size(range.array_offset, "the array offset")?, size(range.bytes, "the length")?);
     if array.is_null() {
         return Err(Error::invalid_argument("the Java array is null").into());
     }
-    // SAFETY: `env` is this thread's and `array` a live local reference (module contract).
-    let region = unsafe { raw::ArrayRegion::new(env, array, type_code)? };
-    if array_offset.checked_add(bytes).is_none_or(|end| end > region.bytes()) || array_offset % region.element_bytes() != 0 || bytes % region.element_bytes() != 0 {
+    // SAFETY: `env` is this thread's and `array` a live local reference to a primitive array of
+    // the type `type_code` names (ArrayTransfers passes them together).
+    let region = unsafe { raw::ArrayRegion::new(env.get_raw(), array.as_raw(), range.type_code)? };
+    let element = region.element_bytes();
+    if array_offset.checked_add(bytes).is_none_or(|end| end > region.bytes()) || !array_offset.is_multiple_of(element) || !bytes.is_multiple_of(element) {
         return Err(Error::invalid_argument(format!("byte range [{array_offset}, {array_offset}+{bytes}) is not whole elements inside the Java array of {} bytes", region.bytes())).into());
     }
-    let plan = plan.plan(region.element_bytes())?;
+    let plan = plan.plan(element)?;
     let _scope = handle.activate()?;
     // The ranges of one array copy all go to the stream the handle had when the copy began: the
     // Java caller holds the handle entered across them, so no stream switch can come between (a
     // switch waits for calls in flight), and the handle's queue is that stream.
     let queue = handle.queue()?;
-    if stream != HANDLE_STREAM && queue.raw() as usize as jlong != stream {
-        return Err(Error::invalid_state(format!("an array copy's ranges were meant for stream {stream:#x}, but the handle's stream is now {:p}", queue.raw())).into());
+    if range.stream != HANDLE_STREAM && queue.raw() as usize as jlong != range.stream {
+        return Err(Error::invalid_state(format!("an array copy's ranges were meant for stream {:#x}, but the handle's stream is now {:p}", range.stream, queue.raw())).into());
     }
-    if upload {
-        transfer::upload(buffer, offset, bytes, &queue, plan, wait_for_device, |done, piece| region.read(array_offset + done, piece))?;
+    if range.upload {
+        transfer::upload(buffer, offset, bytes, &queue, plan, range.wait_for_device, |done, piece| region.read(array_offset + done, piece))?;
     } else {
         transfer::download(buffer, offset, bytes, &queue, plan, |done, piece| region.write(array_offset + done, piece))?;
     }
     Ok(())
 }
 
-/// One range of an array copy (see `array_copy`); `stream` is a raw stream of the handle's
-/// context from `handleStream`, or -1 for the handle's current stream.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cuhandle_NativeApi_arrayCopy<'l>(
-    mut env: EnvUnowned<'l>,
-    _c: jclass,
-    h: jlong,
-    b: jlong,
-    offset: jlong,
-    array: jobject,
-    type_code: jint,
-    array_offset: jlong,
-    bytes: jlong,
-    upload: jboolean,
-    stream: jlong,
-    chunk_bytes: jlong,
-    depth: jint,
-    slot_bytes: jlong,
-    max_idle_slots: jint,
-    wait_for_device: jboolean,
+/// One range of an array copy (see `copy_range`).
+#[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
+fn array_copy(
+    env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, b: BufferPtr, offset: jlong, array: JObject<'_>, type_code: jint, array_offset: jlong, bytes: jlong,
+    upload: jboolean, stream: jlong, chunk_bytes: jlong, depth: jint, slot_bytes: jlong, idle_slots: jint, wait_for_device: jboolean,
 ) {
-    let plan = PlanArgs { chunk_bytes, depth, slot_bytes, max_idle_slots };
-    entry!(env, |e| array_copy(e.get_raw(), h, b, offset, array, type_code, array_offset, bytes, upload, stream, plan, wait_for_device))
+    let range = Range { offset, type_code, array_offset, bytes, upload, wait_for_device, stream };
+    let plan = PlanArgs { chunk_bytes, depth, slot_bytes, max_idle_slots: idle_slots };
+    entry!(env, |e| copy_range(e, (h, b), &array, range, plan))
 }

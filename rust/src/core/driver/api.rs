@@ -8,6 +8,7 @@
 //! cudarc still supplies the handle and pointer types and the attribute enumerations.
 
 use cudarc::driver::sys::{CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUgraphNode, CUkernel, CUlibrary, CUstream};
+use super::launch_config::LaunchConfig;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
 /// A raw `CUresult`.
@@ -148,7 +149,7 @@ driver_api! {
         cuKernelGetFunction = "cuKernelGetFunction"(*mut CUfunction, CUkernel);
         cuKernelGetAttribute = "cuKernelGetAttribute"(*mut c_int, c_int, CUkernel, CUdevice);
         cuLaunchKernel = "cuLaunchKernel"(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
-        cuLaunchKernelEx = "cuLaunchKernelEx"(*const crate::core::launch::LaunchConfig, CUfunction, *mut *mut c_void, *mut *mut c_void);
+        cuLaunchKernelEx = "cuLaunchKernelEx"(*const LaunchConfig, CUfunction, *mut *mut c_void, *mut *mut c_void);
         cuKernelSetAttribute = "cuKernelSetAttribute"(c_int, c_int, CUkernel, CUdevice);
         cuFuncSetAttribute = "cuFuncSetAttribute"(CUfunction, c_int, c_int);
         cuStreamBeginCapture = "cuStreamBeginCapture_v2"(CUstream, c_int);
@@ -165,6 +166,6 @@ driver_api! {
         cuLibraryGetKernelCount = "cuLibraryGetKernelCount" since 12040 (*mut c_uint, CUlibrary);
         cuLibraryEnumerateKernels = "cuLibraryEnumerateKernels" since 12040 (*mut CUkernel, c_uint, CUlibrary);
         cuKernelGetName = "cuKernelGetName" since 12030 (*mut *const c_char, CUkernel);
-        cuOccupancyMaxPotentialClusterSize = "cuOccupancyMaxPotentialClusterSize" since 11080 (*mut c_int, CUfunction, *const crate::core::launch::LaunchConfig);
+        cuOccupancyMaxPotentialClusterSize = "cuOccupancyMaxPotentialClusterSize" since 11080 (*mut c_int, CUfunction, *const LaunchConfig);
     }
 }

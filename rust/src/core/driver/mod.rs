@@ -1,6 +1,8 @@
 //! Finding, loading and initialising libcuda (rule H12: never a panic, always a clear error).
 
 mod api;
+pub mod launch;
+pub mod launch_config;
 
 pub use api::{CuResult, DriverApi};
 

@@ -10,7 +10,7 @@ use crate::core::context::Context;
 use crate::core::error::{Error, Result};
 use crate::core::memory::context_memory::ContextMemory;
 use crate::core::memory::uses::Uses;
-use crate::core::memory::{address_of_range, failed_allocation};
+use crate::core::memory::failed_allocation::failed_allocation;
 use crate::core::raw_value;
 use crate::core::streams::{self, StreamUse, UseLog};
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
@@ -250,4 +250,28 @@ fn free_context_wide(ctx: &Context, ptr: CUdeviceptr) -> Result<()> {
     // SAFETY: memory of this context from cuMemAlloc, freed once (Drop runs once), after all
     // queued work finished.
     ctx.check(unsafe { (api.cuMemFree)(ptr) }, "cuMemFree")
+}
+
+/// The device address of `[offset, offset + len)` inside an allocation of `bytes` at `base`.
+fn address_of_range(base: CUdeviceptr, bytes: usize, offset: usize, len: usize) -> Result<CUdeviceptr> {
+    match offset.checked_add(len) {
+        Some(end) if end <= bytes => Ok(base + offset as u64),
+        _ => Err(Error::invalid_argument(format!(
+            "byte range [{offset}, {offset}+{len}) is outside the device buffer of {bytes} bytes"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_inside_pass_and_outside_or_overflowing_fail() {
+        assert_eq!(address_of_range(0x1000, 16, 0, 16).ok(), Some(0x1000));
+        assert_eq!(address_of_range(0x1000, 16, 16, 0).ok(), Some(0x1010));
+        let err = address_of_range(0x1000, 16, 8, 9).expect_err("past the end");
+        assert!(err.to_string().contains("outside the device buffer of 16 bytes"), "{err}");
+        assert!(address_of_range(0x1000, 16, usize::MAX, 2).is_err());
+    }
 }

@@ -13,7 +13,7 @@ use crate::core::context::Context;
 use crate::core::error::{Error, Result};
 use crate::core::memory::context_memory::ContextMemory;
 use crate::core::memory::pinned_cache::PinnedBlock;
-use crate::core::memory::DeviceMemory;
+use crate::core::memory::device::DeviceMemory;
 use crate::core::streams::{self, StreamUse};
 use cudarc::driver::sys::CUstream;
 use std::sync::{Arc, Mutex};

@@ -11,6 +11,7 @@
 
 use crate::core::context::Context;
 use crate::core::error::{Result, CUDA_ERROR_OUT_OF_MEMORY};
+use crate::core::memory::failed_allocation::failed_allocation;
 use cudarc::driver::sys::{CUdevice, CUdeviceptr, CUstream};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -122,9 +123,9 @@ impl Pool {
             Ok(ptr) => Ok(ptr),
             Err(CUDA_ERROR_OUT_OF_MEMORY) => {
                 self.trim(ctx)?;
-                self.try_allocate(ctx, bytes, stream).map_err(|rc| crate::core::memory::failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync"))
+                self.try_allocate(ctx, bytes, stream).map_err(|rc| failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync"))
             }
-            Err(rc) => Err(crate::core::memory::failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync")),
+            Err(rc) => Err(failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync")),
         }
     }
 

@@ -3,7 +3,7 @@
 //! ordinal, offset and size, and `EIATTR_CBANK_PARAM_SIZE`, the bytes of all parameters. The
 //! driver reads its own `cuKernelGetParamInfo` answers from the same attributes.
 
-use super::Param;
+use super::param::Param;
 use crate::core::image::{u16_at, u32_at, u64_at};
 
 /// Attribute formats: no value, a byte, a half word (each in a 4-byte record), or a sized value.

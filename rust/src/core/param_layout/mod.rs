@@ -9,17 +9,13 @@
 mod cubin;
 mod fatbin;
 mod lz4;
+mod param;
 mod ptx;
+
+pub use param::Param;
 
 use crate::core::image::ImageKind;
 use std::collections::HashMap;
-
-/// One kernel parameter: its offset in the parameter area and its size, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Param {
-    pub offset: usize,
-    pub size: usize,
-}
 
 /// The layouts of an image's kernels, by (mangled) kernel name. A kernel that is missing could not
 /// be read: its launches go unchecked, never checked against a wrong layout.

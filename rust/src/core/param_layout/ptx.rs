@@ -3,7 +3,7 @@
 //! .b8 p[48]`, a structure by value); it sits at the next offset that is a multiple of its
 //! alignment, as the ABI lays parameters out (the driver's `cuKernelGetParamInfo` reports the same).
 
-use super::Param;
+use super::param::Param;
 
 /// (kernel name, layout) for every `.entry`; a kernel whose parameter list cannot be read has
 /// `None` (its launches stay unchecked rather than checked wrongly).

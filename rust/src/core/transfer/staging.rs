@@ -145,7 +145,9 @@ impl Pool {
             return Arc::clone(p);
         }
         // Pools of destroyed or reset contexts: their memory and events went with the context.
-        pools.retain(|p| context::context_id(p.driver, p.context as cudarc::driver::sys::CUcontext).ok() == Some(p.context_id));
+        // SAFETY: contexts the driver gave out; one destroyed since answers with an error (and a
+        // reset primary context with a new id), so its pool is dropped.
+        pools.retain(|p| unsafe { context::context_id(p.driver, p.context as cudarc::driver::sys::CUcontext) }.ok() == Some(p.context_id));
         let pool = Arc::new(Pool {
             context: ctx.raw() as usize,
             context_id: ctx.id(),

@@ -9,8 +9,6 @@ final class Native {
     static final String DRIVER_PROPERTY = "cuhandle.driver.path";
     /** {@code -Dcuhandle.nvrtc.path=/path/to/libnvrtc.so} chooses NVRTC for run-time compilation. */
     static final String NVRTC_PROPERTY = "cuhandle.nvrtc.path";
-    /** The Java/native interface version; equals {@code ABI_VERSION} in rust/src/jni/cuda.rs. */
-    static final int ABI_VERSION = 7;
 
     private static final NativeLoader.Loaded LOADED;
     private static final CudaException FAILURE;
@@ -23,10 +21,9 @@ final class Native {
         long configureNanos = 0;
         try {
             loaded = NativeLoader.load();
-            checkAbi(loaded);
             long t0 = System.nanoTime();
             String driverPath = System.getProperty(DRIVER_PROPERTY);
-            NativeApi.configure(driverPath, NativeLog.ALL_NATIVE_LEVELS);
+            configureFirst(loaded, driverPath);
             NativeApi.configureNvrtc(System.getProperty(NVRTC_PROPERTY));
             MemoryStats.configure();
             LogLevelSetup.startFor(driverPath);
@@ -86,21 +83,19 @@ final class Native {
     }
 
     /**
-     * Refuses a libcuhandle of another cuhandle version (its native methods would not match these
-     * classes and fail one by one with {@code UnsatisfiedLinkError}s).
+     * The first native call. A libcuhandle registers all its native methods when it loads, and a
+     * table that does not match these classes (a libcuhandle of another cuhandle version) fails the
+     * load itself, naming the method; so a first call that cannot be linked means the library
+     * registered nothing: it is no libcuhandle, or one from before the registration.
      */
-    private static void checkAbi(NativeLoader.Loaded loaded) {
-        int found;
+    private static void configureFirst(NativeLoader.Loaded loaded, String driverPath) {
         try {
-            found = NativeApi.abiVersion();
+            NativeApi.configure(driverPath, NativeLog.ALL_NATIVE_LEVELS);
         } catch (UnsatisfiedLinkError e) {
-            found = -1; // a library from before the version check existed
-        }
-        if (found != ABI_VERSION) {
             throw new CudaException(CudaError.SHARED_OBJECT_INIT_FAILED.code(), "loading libcuhandle",
-                    "the native library " + loaded.source + " has interface version " + (found < 0 ? "(none: an older cuhandle)" : String.valueOf(found))
-                            + " but these classes need version " + ABI_VERSION + ": it belongs to another cuhandle version. Use the libcuhandle.so of the same cuhandle JAR"
-                            + " (remove -D" + NativeLoader.PATH_PROPERTY + " to use the bundled one)");
+                    "the native library " + loaded.source + " registered no cuhandle native methods (" + e.getMessage() + "): it is not a libcuhandle of this"
+                            + " cuhandle version. Use the libcuhandle.so of the same cuhandle JAR (remove -D" + NativeLoader.PATH_PROPERTY
+                            + " to use the bundled one)");
         }
     }
 

@@ -3,15 +3,14 @@ package dev.cuhandle;
 import java.nio.ByteBuffer;
 
 /**
- * The native entry points (implemented in {@code rust/src/jni}). Pointers to native objects travel
- * as {@code long}; each Java wrapper guarantees a pointer is used only while its object is open.
+ * The native entry points (implemented in {@code rust/src/jni}, registered from one table in
+ * {@code rust/src/jni/natives.rs} when the library loads: a method here that the table does not
+ * match fails the load with a message naming it). Pointers to native objects travel as
+ * {@code long}; each Java wrapper guarantees a pointer is used only while its object is open.
  * Call {@link Native#ensureLoaded()} before any of these.
  */
 final class NativeApi {
     private NativeApi() {}
-
-    /** The interface version of the loaded libcuhandle; must equal {@link Native#ABI_VERSION}. */
-    static native int abiVersion();
 
     static native void configure(String driverPath, int logLevel);
 

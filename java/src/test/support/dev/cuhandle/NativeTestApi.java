@@ -2,7 +2,7 @@ package dev.cuhandle;
 
 /**
  * Test-only native entry points (implemented in rust/src/jni/testing.rs): raw contexts, primary
- * context resets and retains, raw streams and memory, and a deliberate panic.
+ * context resets and retains, raw streams and memory, a deliberate panic, and the native table's checks.
  */
 public final class NativeTestApi {
     static {
@@ -13,6 +13,15 @@ public final class NativeTestApi {
 
     /** Returns its argument: a bare JNI call, the baseline of the handle benchmark. */
     public static native long noop(long value);
+
+    /** "name signature" of every method the native table (rust/src/jni/natives.rs) registers for a class, named as JNI names it. */
+    public static native String[] registeredMethods(String className);
+
+    /**
+     * Checks, as the library's load does, this class's {@code noop} entry under another name and JNI
+     * signature: the refusal the load would give, or null where the entry fits (only {@code noop (J)J}).
+     */
+    public static native String registerNoopAs(String name, String signature);
 
     /** Emits a Rust log record (level 1 = error .. 5 = trace). */
     public static native void log(int level, String message);

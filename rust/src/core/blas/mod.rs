@@ -9,50 +9,23 @@
 //! BLAS routines do (the Fortran 90 nrm2 of LAPACK 3.9.1 and later walks a negative increment
 //! backwards instead).
 
+mod functions;
+mod handle_state;
+pub mod host_result;
+mod op;
+
+pub use op::{Op, Precision};
+
+use crate::core::driver::{self, launch_config::LaunchShape};
 use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;
-use crate::core::host_result::ResultKind;
-use crate::core::kernels::{self, abi};
-use crate::core::launch::{self, LaunchShape};
-use crate::core::memory::DeviceMemory;
+use crate::core::kernels::abi;
+use crate::core::memory::device::DeviceMemory;
 use crate::core::streams::StreamUse;
-use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUkernel};
+use cudarc::driver::sys::CUdeviceptr;
+use handle_state::{HandleState, RESULT_SLOT};
+use host_result::ResultKind;
 use std::ffi::c_void;
-use std::sync::OnceLock;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Precision {
-    F32,
-    F64,
-}
-
-impl Precision {
-    pub fn from_code(code: i32) -> Result<Precision> {
-        match code {
-            4 => Ok(Precision::F32),
-            8 => Ok(Precision::F64),
-            other => Err(Error::invalid_argument(format!("element size {other}; expected 4 (float) or 8 (double)"))),
-        }
-    }
-    pub fn bytes(self) -> usize {
-        match self {
-            Precision::F32 => 4,
-            Precision::F64 => 8,
-        }
-    }
-    fn prefix(self) -> char {
-        match self {
-            Precision::F32 => 's',
-            Precision::F64 => 'd',
-        }
-    }
-    fn reduce_elements_per_thread(self) -> usize {
-        match self {
-            Precision::F32 => abi::CUH_REDUCE_ELEMENTS_PER_THREAD_F32,
-            Precision::F64 => abi::CUH_REDUCE_ELEMENTS_PER_THREAD_F64,
-        }
-    }
-}
 
 /// A vector argument: device memory, the byte range of it the caller may use (a slice), and an
 /// increment in elements.
@@ -64,104 +37,13 @@ pub struct Vector<'a> {
     pub inc: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    Scal,
-    Axpy,
-    Copy,
-    Swap,
-    Dot,
-    Nrm2,
-    Asum,
-    Iamax,
-}
-
-impl Op {
-    const ALL: [Op; 8] = [Op::Scal, Op::Axpy, Op::Copy, Op::Swap, Op::Dot, Op::Nrm2, Op::Asum, Op::Iamax];
-    fn name(self) -> &'static str {
-        match self {
-            Op::Scal => "scal",
-            Op::Axpy => "axpy",
-            Op::Copy => "copy",
-            Op::Swap => "swap",
-            Op::Dot => "dot",
-            Op::Nrm2 => "nrm2",
-            Op::Asum => "asum",
-            Op::Iamax => "amax",
-        }
-    }
-    fn is_reduction(self) -> bool {
-        matches!(self, Op::Dot | Op::Nrm2 | Op::Asum | Op::Iamax)
-    }
-    /// The kernel's C name, e.g. cuh_saxpy, cuh_idamax.
-    fn kernel_name(self, p: Precision) -> String {
-        match self {
-            Op::Iamax => format!("cuh_i{}amax", p.prefix()),
-            _ => format!("cuh_{}{}", p.prefix(), self.name()),
-        }
-    }
-}
-
-/// The 16 kernels, looked up once per process from the built-in library.
-struct Kernels([CUkernel; KERNEL_COUNT]);
-// SAFETY: CUkernel handles are process-wide and context-independent.
-unsafe impl Send for Kernels {}
-// SAFETY: as above; the array is immutable after initialisation.
-unsafe impl Sync for Kernels {}
-
-const KERNEL_COUNT: usize = 16;
-static KERNELS: OnceLock<Kernels> = OnceLock::new();
-
-/// Where (op, precision) sits in `Kernels` and `Functions`.
-fn kernel_index(op: Op, p: Precision) -> usize {
-    Op::ALL.iter().position(|&o| o == op).unwrap_or(0) * 2 + (p == Precision::F64) as usize
-}
-
-fn kernels() -> Result<&'static Kernels> {
-    if let Some(k) = KERNELS.get() {
-        return Ok(k);
-    }
-    let library = kernels::builtin()?;
-    let mut all = [std::ptr::null_mut(); KERNEL_COUNT];
-    for op in Op::ALL {
-        for p in [Precision::F32, Precision::F64] {
-            all[kernel_index(op, p)] = library.kernel(&op.kernel_name(p))?.raw;
-        }
-    }
-    Ok(KERNELS.get_or_init(|| Kernels(all)))
-}
-
-/// The 16 kernels' instances in one handle's context (`cuKernelGetFunction`), kept by the handle:
-/// launching the context's own `CUfunction` spares the driver resolving a `CUkernel` to it on
-/// every launch. Sound to keep because a handle's context never changes, the built-in library
-/// is never unloaded, and a handle whose context was destroyed or reset fails validation (H8)
-/// before it could launch a function of the old context.
-pub struct Functions([CUfunction; KERNEL_COUNT]);
-// SAFETY: CUfunction handles may be used from any thread in their context; immutable once made.
-unsafe impl Send for Functions {}
-// SAFETY: as above.
-unsafe impl Sync for Functions {}
-
-/// The function to launch for (op, p) in the handle's context; the context must be active.
-fn function(handle: &Handle, op: Op, p: Precision) -> Result<CUfunction> {
-    let index = kernel_index(op, p);
-    let cache = handle.blas_functions();
-    if let Some(f) = cache.get() {
-        return Ok(f.0[index]);
-    }
-    let kernels = kernels()?;
-    let mut all = [std::ptr::null_mut(); KERNEL_COUNT];
-    for (function, kernel) in all.iter_mut().zip(kernels.0) {
-        *function = launch::function_in_active_context(handle, kernel)?;
-    }
-    // Two threads may both get here; they compute the same functions, and the first one is kept.
-    Ok(cache.get_or_init(|| Functions(all)).0[index])
-}
-
-/// Loads the built-in library and the handle's functions of its kernels now, with the handle's
-/// context active (graph capture must not record or trip over a library or module load).
-pub fn load_kernels(handle: &Handle) -> Result<()> {
-    function(handle, Op::Scal, Precision::F32).map(|_| ())
+/// Makes what BLAS calls on `handle` use now (the built-in library, the kernels' functions in the
+/// handle's context and the reduction workspace), with the context active: a graph capture must
+/// not record, or trip over, a library load or the workspace's allocation and zeroing.
+pub fn prepare_for_capture(handle: &Handle) -> Result<()> {
+    let state = HandleState::of(handle)?;
+    drop(state.workspace(handle)?);
+    Ok(())
 }
 
 /// Elements a vector of `n` elements with increment `inc` spans: 1 + (n-1)*|inc|.
@@ -198,7 +80,7 @@ fn address(v: &Vector, n: i64, p: Precision, name: &str, handle: &Handle) -> Res
 /// pointer may be misaligned even at offset 0.
 fn check_aligned(memory: &DeviceMemory, offset: usize, alignment: usize, name: &str) -> Result<()> {
     let address = memory.address().wrapping_add(offset as u64);
-    if address % alignment as u64 != 0 {
+    if !address.is_multiple_of(alignment as u64) {
         return Err(Error::invalid_argument(format!(
             "{name} starts at device address {address:#x} (byte {offset} of its buffer), which is not a multiple of its {alignment}-byte elements; expected an aligned address"
         )));
@@ -235,7 +117,7 @@ fn grid_for(sms: u64, n: i64, p: Precision, op: Op) -> u32 {
 /// Launches a BLAS kernel on `on` (the handle's queue), after noting that stream's use of each
 /// operand's memory (rule L3); the context must be active.
 fn launch(handle: &Handle, op: Op, p: Precision, n: i64, params: &mut [*mut c_void], on: &StreamUse, operands: &[Option<&DeviceMemory>]) -> Result<()> {
-    let f = function(handle, op, p)?;
+    let f = HandleState::of(handle)?.functions().get(op, p);
     for memory in operands.iter().flatten() {
         memory.before_use(on)?;
     }
@@ -248,7 +130,7 @@ fn launch(handle: &Handle, op: Op, p: Precision, n: i64, params: &mut [*mut c_vo
     // SAFETY: `f` is the kernel's function in the current context and `stream` the handle's
     // stream; `params` holds one pointer per kernel parameter, each to a local of the parameter's
     // exact type (see callers); the dependent shape's condition holds as said above.
-    let (rc, operation) = unsafe { launch::queue(&ctx.driver().api, f, &shape, stream, params.as_mut_ptr()) };
+    let (rc, operation) = unsafe { driver::launch::queue(&ctx.driver().api, f, &shape, stream, params.as_mut_ptr()) };
     ctx.check(rc, operation)
 }
 
@@ -318,12 +200,6 @@ pub enum ResultTarget<'a> {
     Device(&'a DeviceMemory, usize, usize),
 }
 
-/// Bytes of a handle's reduction workspace: the partials and counter, then a 16-byte aligned
-/// result slot for host reads.
-pub fn workspace_bytes() -> usize {
-    abi::CUH_WORKSPACE_BYTES.next_multiple_of(16) + 16
-}
-
 /// dot, nrm2, asum or iamax. Returns the value for `ResultTarget::Host` (iamax as a 1-based
 /// index in an f64), 0 for `Device`.
 pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Option<Vector>, target: ResultTarget) -> Result<f64> {
@@ -358,13 +234,11 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
         }
         return Ok(0.0);
     }
-    // Room for the workspace plus a 16-byte aligned device result slot, for host reads when the
-    // pinned host slot is not mapped.
-    let result_slot = abi::CUH_WORKSPACE_BYTES.next_multiple_of(16);
-    let mut guard = handle.workspace(workspace_bytes())?;
+    let state = HandleState::of(handle)?;
+    let mut guard = state.workspace(handle)?;
     let ws = guard.as_mut().ok_or_else(|| Error::invalid_state("reduction workspace missing"))?;
     let mut workspace = ws.device.address();
-    let copy_from = workspace + result_slot as u64;
+    let copy_from = workspace + RESULT_SLOT as u64;
     // A host result goes straight into the mapped pinned slot when there is one, and the kernel
     // signals it there (host_result.rs); a device result needs no signal.
     let (mut result, mut sequence) = match device_target {
@@ -412,33 +286,6 @@ mod tests {
         assert_eq!(span(4, -3), Some(10));
         assert_eq!(span(4, 0), Some(1));
         assert_eq!(span(i64::MAX, i64::MAX), None);
-    }
-
-    #[test]
-    fn kernel_names_match_blas1_cu() {
-        assert_eq!(Op::Axpy.kernel_name(Precision::F32), "cuh_saxpy");
-        assert_eq!(Op::Iamax.kernel_name(Precision::F64), "cuh_idamax");
-        assert_eq!(Op::Nrm2.kernel_name(Precision::F64), "cuh_dnrm2");
-        let source = include_str!("../../../kernels/blas1.cu");
-        for op in Op::ALL {
-            for p in [Precision::F32, Precision::F64] {
-                let name = op.kernel_name(p);
-                assert!(source.contains(&format!(" {name}(")), "blas1.cu defines {name}");
-            }
-        }
-    }
-
-    #[test]
-    fn every_kernel_has_its_own_slot() {
-        let mut seen = [false; KERNEL_COUNT];
-        for op in Op::ALL {
-            for p in [Precision::F32, Precision::F64] {
-                let i = kernel_index(op, p);
-                assert!(i < KERNEL_COUNT && !seen[i], "{op:?} {p:?} -> {i}");
-                seen[i] = true;
-            }
-        }
-        assert!(seen.iter().all(|&s| s));
     }
 
     #[test]

@@ -17,9 +17,7 @@
 use crate::core::context::Context;
 use crate::core::error::Result;
 use crate::core::kernels::abi;
-use crate::core::memory::context_memory::ContextMemory;
 use crate::core::memory::pinned::PinnedMemory;
-use std::sync::Arc;
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
@@ -28,8 +26,9 @@ use std::time::{Duration, Instant};
 pub const HOST_RESULT_BYTES: usize = 64;
 const _: () = assert!(abi::CUH_HOST_RESULT_PACKET_BYTES == 16 && abi::CUH_HOST_RESULT_PACKET_BYTES <= HOST_RESULT_BYTES);
 /// How long to spin for the signal before blocking in the driver. Long enough for a reduction
-/// of tens of millions of elements with an idle stream ahead (the H200 reads ~4.4 TB/s), short
-/// enough that a long queue or a failed stream costs little CPU before the driver takes over.
+/// of tens of millions of elements with an idle stream ahead, at the memory bandwidth of current
+/// GPUs (docs/performance-notes.md), short enough that a long queue or a failed stream costs
+/// little CPU before the driver takes over.
 const SPIN_BUDGET: Duration = Duration::from_micros(100);
 /// Signal reads between two looks at the clock.
 const READS_PER_CLOCK_CHECK: u32 = 64;
@@ -59,10 +58,13 @@ pub enum Waited {
 }
 
 impl HostResult {
-    /// Takes the slot from the context's pinned cache (`ctx` active), mapped into the device; if
-    /// the driver gives no device address for it, results are copied into it instead.
-    pub fn allocate(memory: &Arc<ContextMemory>, ctx: &Arc<Context>) -> Result<HostResult> {
-        let memory = PinnedMemory::allocate(memory, ctx, HOST_RESULT_BYTES)?;
+    /// The slot in `memory`, at least `HOST_RESULT_BYTES` of pinned memory of `ctx` (active) from
+    /// the context's cache, mapped into the device; if the driver gives no device address for it,
+    /// results are copied into it instead.
+    pub fn new(memory: PinnedMemory, ctx: &Context) -> Result<HostResult> {
+        if memory.bytes() < HOST_RESULT_BYTES {
+            return Err(crate::core::error::Error::invalid_state(format!("a host result slot needs {HOST_RESULT_BYTES} bytes; {} were given", memory.bytes())));
+        }
         let host = memory.address();
         let mut device: CUdeviceptr = 0;
         // SAFETY: `host` is a mapped block of pinned memory of this context; flags must be 0.

@@ -1,24 +1,42 @@
-//! The handle: a context binding, a stream and a reduction workspace (rules H1-H9).
+//! The handle: a context binding and the stream its work goes to (rules H1-H9), with the
+//! context's memory. What higher layers keep per handle (BLAS's workspace, a graph capture) hangs
+//! off it as [`attachments`], whose types the handle does not know.
 //!
 //! Liveness (close waits for calls in flight, calls after close fail) is enforced by the Java
 //! object, which owns the only pointer to a `Handle`; everything here may be called from many
 //! threads at once.
 
-use crate::core::blas;
-use crate::core::context::{Activation, Context, Ownership};
+pub mod attachments;
+
+use crate::core::context::{primary_active, Activation, Context, Ownership};
 use crate::core::device::{self, DeviceInfo};
 use crate::core::error::{Error, Result};
-use crate::core::host_result::HostResult;
-use crate::core::graph::Capture;
 use crate::core::memory::context_memory::{self, ContextMemory};
+use crate::core::memory::device::DeviceMemory;
 use crate::core::memory::pinned::PinnedMemory;
 use crate::core::memory::pool::PoolStats;
-use crate::core::memory::DeviceMemory;
 use crate::core::raw_value;
 use crate::core::streams::{self, StreamUse};
+use attachments::{AsAny, Attachments};
 use cudarc::driver::sys::{CUcontext, CUstream};
+use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// State a higher layer keeps per handle, attached on the layer's first use of the handle.
+pub trait Attachment: Any + Send + Sync {
+    /// Called first when the handle closes, while its calls are still routed as before: ends what
+    /// must not outlive the handle (a graph capture left open). The attachment is dropped later,
+    /// after the handle's stream's work is done and before the stream is given back, so device
+    /// memory it holds is freed in stream order on that stream.
+    fn closing(&self, _handle: &Handle) {}
+}
+
+impl AsAny for dyn Attachment {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
 
 /// Marks "the handle's own stream" in `current_stream` (0, 1 and 2 are real stream values:
 /// legacy, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`).
@@ -27,14 +45,6 @@ const OWN_STREAM: usize = usize::MAX;
 const CU_STREAM_LEGACY: usize = 1;
 /// `CU_STREAM_PER_THREAD`: the calling thread's default stream.
 const CU_STREAM_PER_THREAD: usize = 2;
-
-/// Scratch memory for reductions: device partials + a counter, and a pinned host slot for
-/// results read back by the host. One per handle; reductions on it are serialised by `lock`.
-/// Dropping it frees both (the device part in stream order).
-pub struct Workspace {
-    pub device: DeviceMemory,
-    pub host: HostResult,
-}
 
 /// The stream one call queues its work on, read once per call so that the work and the use
 /// tracking agree: the handle's own stream (borrowed, the common case: nothing is copied) or
@@ -82,13 +92,9 @@ pub struct Handle {
     /// A capture is in progress: `current_stream` is its private stream.
     capturing: AtomicBool,
     init_lock: Mutex<()>,
-    workspace: Mutex<Option<Workspace>>,
-    /// The BLAS kernels' functions in this handle's context, looked up on first use.
-    blas_functions: OnceLock<blas::Functions>,
-    /// The graph capture in progress, if any (see `graph`).
-    capture: Mutex<Option<Capture>>,
+    /// What higher layers keep for this handle (see `attachments`).
+    attachments: Attachments<dyn Attachment>,
 }
-
 
 impl Handle {
     pub fn new(ctx: Context) -> Result<Handle> {
@@ -102,9 +108,7 @@ impl Handle {
             user_attachment: AtomicU64::new(0),
             capturing: AtomicBool::new(false),
             init_lock: Mutex::new(()),
-            workspace: Mutex::new(None),
-            blas_functions: OnceLock::new(),
-            capture: Mutex::new(None),
+            attachments: Attachments::default(),
         })
     }
 
@@ -121,9 +125,11 @@ impl Handle {
         self.ctx.activate()
     }
 
-    /// The handle's cache of the BLAS kernels' functions (see `blas::Functions`).
-    pub fn blas_functions(&self) -> &OnceLock<blas::Functions> {
-        &self.blas_functions
+    /// The attachment of type `T`, made by `make` on the first call for this handle (see
+    /// [`Attachment`]).
+    #[inline]
+    pub fn attachment<T: Attachment>(&self, make: impl FnOnce() -> Result<T>) -> Result<&T> {
+        self.attachments.get_or_try_insert(|| Ok(Box::new(make()?) as Box<dyn Attachment>))
     }
 
     /// Where this call's work goes. Call only with the context active (the own stream is made on
@@ -235,8 +241,9 @@ impl Handle {
     }
 
     /// H9: work goes to `raw` from now on (0 or 1 = the context's legacy default stream). The
-    /// previous stream is synchronised first, because the reduction workspace is reused in
-    /// stream order, and a user stream left is detached (see `streams::attach`).
+    /// previous stream is synchronised first, because what the handle's attachments keep (the
+    /// reduction workspace) is reused in stream order, and a user stream left is detached (see
+    /// `streams::attach`).
     /// `CU_STREAM_PER_THREAD` is refused: it names another stream on every thread, so reductions
     /// from several threads would share the workspace unordered, and `synchronize()` or `close()`
     /// on one thread could not wait for the others' work. The Java handle makes this call
@@ -320,11 +327,6 @@ impl Handle {
         self.ctx.check(unsafe { (api.cuCtxSetCurrent)(self.ctx.raw()) }, "cuCtxSetCurrent")
     }
 
-    /// The capture state, locked (for `graph` only).
-    pub(crate) fn capture_slot(&self) -> Result<MutexGuard<'_, Option<Capture>>> {
-        self.capture.lock().map_err(|_| Error::invalid_state("handle capture lock poisoned"))
-    }
-
     /// Routes later calls to capture stream `raw` without synchronising, and returns the previous
     /// value: for graph capture, whose private stream executes nothing.
     pub(crate) fn begin_capture_stream(&self, raw: usize) -> usize {
@@ -338,41 +340,24 @@ impl Handle {
         self.capturing.store(false, Ordering::Release);
     }
 
-    /// The reduction workspace, created on first use, locked for one reduction.
-    /// Call only with the context active.
-    pub fn workspace(&self, device_bytes: usize) -> Result<MutexGuard<'_, Option<Workspace>>> {
-        let mut guard = self.workspace.lock().map_err(|_| Error::invalid_state("handle workspace lock poisoned"))?;
-        if guard.is_none() {
-            let queue = self.queue()?;
-            // On any failure below, `device` is dropped and so freed (no leak on a failed setup).
-            let device = self.allocate(device_bytes)?;
-            device.memset(0, device_bytes, 0, &queue)?;
-            *guard = Some(Workspace { device, host: HostResult::allocate(self.memory()?, &self.ctx)? });
-        }
-        Ok(guard)
-    }
-
     /// H6: synchronises the handle's stream, frees what the handle owns, gives its stream back
     /// and releases the context binding. Never fails: a dead or reset context means there is
     /// nothing left to free (H8).
-    pub fn destroy(self) {
-        // Taken out first so that it is dropped (freed) with the context active below, or, when
-        // the context is gone, dropped without freeing (its Drop finds the context invalid).
-        let workspace = self.workspace.lock().ok().and_then(|mut ws| ws.take());
-        // A capture still open (the Java side ends every capture, so only after a failure there)
-        // is ended so that its private stream does not stay capturing.
-        if matches!(self.capture.lock().map(|c| c.is_some()), Ok(true)) {
-            if let Err(e) = crate::core::graph::abort_capture(&self) {
-                log::warn!("closing a handle: ending its graph capture failed: {e}");
-            }
+    pub fn destroy(mut self) {
+        for attachment in self.attachments.iter() {
+            attachment.closing(&self);
         }
+        // Taken out so that they are dropped (what they hold freed) with the context active
+        // below, or, when the context is gone, dropped without freeing (their memory's Drop finds
+        // the context invalid).
+        let attachments = self.attachments.take_all();
         match self.activate() {
             Ok(scope) => {
                 if let Err(e) = self.leave_current_stream() {
                     log::warn!("closing a handle: synchronising its stream failed: {e}");
                 }
                 // Freed in stream order on the own stream, before the stream is given back.
-                drop(workspace);
+                drop(attachments);
                 if let Some(StreamUse::Pooled(lease)) = self.own.get() {
                     // The own stream was synchronised when the handle last left it (a stream
                     // switch) or just now: nothing queued under this lease is still running.
@@ -382,7 +367,7 @@ impl Handle {
             }
             Err(e) => {
                 log::debug!("closing a handle whose context is gone; nothing to free: {e}");
-                drop(workspace);
+                drop(attachments);
             }
         }
         let (device, primary, id) = (self.ctx.device(), self.ctx.ownership() == Ownership::RetainedPrimary, self.ctx.id());
@@ -390,7 +375,7 @@ impl Handle {
         drop(self);
         // Dropping the last Arc released the primary-context retain (exactly once). If that left
         // the primary context inactive, it is gone with its streams: forget them.
-        if primary && !crate::core::context::primary_active(driver, device) {
+        if primary && !primary_active(driver, device) {
             streams::forget(id);
         }
     }
