@@ -11,7 +11,8 @@
 # tests/bench/report.py, perf.csv, perf.md (docs/performance.md's benchmark section), blas-gbps.png,
 # blas-us.png, launch.png. Publish a run with tests/bench/publish.sh OUT (copies the CSV and charts
 # to docs/perf, rewrites docs/performance.md).
-# The benchmarks take about 3 minutes on an H200; COLD_RUNS (default 3) and HANDLE_RUNS (default 5)
+# The benchmarks take about 6 minutes on an H200; TRANSFER_TURNS (default 2) sets the turns of the
+# array-copy benchmarks, COLD_RUNS (default 3) and HANDLE_RUNS (default 5)
 # set the fresh processes for the cold start and the handle costs, BLAS_LOG2_MAX (default 28) the
 # largest BLAS size (a quick check: BLAS_LOG2_MAX=16).
 set -u
@@ -119,9 +120,11 @@ step "memory cuhandle" memory.txt timeout 180 "$here/run-class" dev.cuhandle.ben
 [ -f "$raw/memory.txt" ] && cp "$raw/memory.txt" "$out/memory.txt"
 # Issue 24: Java arrays to and from the device, cuhandle and JCuda taking turns in one JVM, beside C's
 # pageable and pinned copies of the same sizes (turns of C and Java processes, so drift hits both).
-for rep in 1 2; do
+rep=1
+while [ "$rep" -le "${TRANSFER_TURNS:-2}" ]; do
   step "array copies C, turn $rep" transfer.csv timeout 300 ./transfer_copy
   step "array copies cuhandle and JCuda, turn $rep" transfer.csv timeout 600 "$here/run-class" dev.cuhandle.bench.TransferBenchmark
+  rep=$((rep + 1))
 done
 [ -f "$raw/transfer.csv" ] && cp "$raw/transfer.csv" "$out/transfer.csv"
 echo "== benchmarks took $(( $(date +%s) - bench_start )) s" >>"$log"
