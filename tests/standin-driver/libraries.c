@@ -270,7 +270,7 @@ EXPORT CUresult cuKernelGetAttribute(int *pi, int attrib, CUkernel kernel, CUdev
     case 1: *pi = (int)k->static_shared; break;
     case 4: *pi = 32; break;
     case 8: *pi = max_dynamic_shared(k, dev); break;
-    case 15: *pi = k->non_portable_clusters[dev]; break;
+    case 14: *pi = k->non_portable_clusters[dev]; break;
     default: *pi = 0;
     }
     RETURN(SUCCESS);
@@ -285,7 +285,7 @@ EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdev
     if (check_device(dev)) RETURN(INVALID_DEVICE);
     Kernel *k = kernel;
     if (attrib == 8 && val >= 0 && (size_t)val + k->static_shared <= OPTIN_SHARED) k->max_dynamic_shared[dev] = val + 1;
-    else if (attrib == 15 && (val == 0 || val == 1)) k->non_portable_clusters[dev] = val;
+    else if (attrib == 14 && (val == 0 || val == 1)) k->non_portable_clusters[dev] = val;
     else RETURN(INVALID_VALUE);
     RETURN(SUCCESS);
 }
@@ -300,7 +300,7 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attrib, int val) {
     if ((rc = current_ctx(&c))) RETURN(rc);
     Kernel *k = f;
     if (attrib == 8 && val >= 0 && (size_t)val + k->static_shared <= OPTIN_SHARED) k->max_dynamic_shared[c->dev] = val + 1;
-    else if (attrib == 15 && (val == 0 || val == 1)) k->non_portable_clusters[c->dev] = val;
+    else if (attrib == 14 && (val == 0 || val == 1)) k->non_portable_clusters[c->dev] = val;
     else RETURN(INVALID_VALUE);
     RETURN(SUCCESS);
 }

@@ -8,13 +8,15 @@ use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT};
 use crate::core::driver::{self, launch::queue, launch_config::LaunchShape};
 use crate::core::handle::Handle;
 use crate::core::streams::StreamUse;
-use cudarc::driver::sys::{CUfunction, CUkernel};
+use cudarc::driver::sys::{CUfunction, CUfunction_attribute, CUkernel};
 use std::ffi::c_void;
 
 /// The most arguments one launch takes.
 pub const MAX_KERNEL_ARGS: usize = 64;
-/// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`.
-const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: i32 = 15;
+/// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED` (14), from cudarc's bindgen of cuda.h: a
+/// hand-written 15 (the next enumerator, the cluster scheduling policy) once set the wrong attribute,
+/// so the driver kept answering 8 blocks.
+const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: i32 = CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED as i32;
 
 /// The first driver version whose `cuLaunchKernel` on a non-null stream is known to launch in
 /// the stream's context whatever is current on the thread (nothing, or another context, which

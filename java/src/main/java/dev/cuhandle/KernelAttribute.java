@@ -29,7 +29,7 @@ public enum KernelAttribute {
     /** {@code CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET} (read only). */
     CLUSTER_SIZE_MUST_BE_SET(10),
     /** {@code CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED}: clusters above 8 blocks. */
-    NON_PORTABLE_CLUSTER_SIZE_ALLOWED(15);
+    NON_PORTABLE_CLUSTER_SIZE_ALLOWED(14);
 
     private final int value;
 
