@@ -54,7 +54,7 @@ class TransferPlanTest {
         try (TransferProperties p = TransferProperties.set(Map.of(TransferPlan.THREADS, "many", TransferPlan.DEPTH, 0, TransferPlan.CHUNK_BYTES, 100,
                 TransferPlan.IDLE_SLOTS, -5))) {
             TransferPlan plan = TransferPlan.of(64 * MIB, 4);
-            assertEquals(Math.min(4, Runtime.getRuntime().availableProcessors()), plan.threads, "not a number: the default");
+            assertEquals(Math.min(8, Runtime.getRuntime().availableProcessors()), plan.threads, "not a number: the default of up to 8 threads, one per core");
             assertEquals(1, plan.depth, "clamped to 1");
             assertEquals(4096, plan.chunkBytes, "at least one 4 KiB page");
             assertEquals(0, plan.idleSlots);
