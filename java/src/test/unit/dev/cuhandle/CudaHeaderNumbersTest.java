@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.ToIntFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
@@ -58,24 +59,24 @@ class CudaHeaderNumbersTest {
         assertTrue(header.size() > 500, "read the enumerators of " + headerPath + ": only " + header.size());
     }
 
-    @Test
-    void kernelAttributesCarryCudaHeaderNumbers() {
+    /** Each constant's number is that of {@code prefix + its name} in cuda.h. */
+    private static <E extends Enum<E>> void assertNumbers(String prefix, E[] constants, ToIntFunction<E> number) {
         assumeHeader();
-        for (KernelAttribute a : KernelAttribute.values()) {
-            String name = "CU_FUNC_ATTRIBUTE_" + a.name();
+        for (E constant : constants) {
+            String name = prefix + constant.name();
             assertTrue(header.containsKey(name), name + " is not in " + headerPath);
-            assertEquals(header.get(name).longValue(), a.value(), name + " in " + headerPath);
+            assertEquals(header.get(name).longValue(), number.applyAsInt(constant), name + " in " + headerPath);
         }
     }
 
     @Test
+    void kernelAttributesCarryCudaHeaderNumbers() {
+        assertNumbers("CU_FUNC_ATTRIBUTE_", KernelAttribute.values(), KernelAttribute::value);
+    }
+
+    @Test
     void deviceAttributesCarryCudaHeaderNumbers() {
-        assumeHeader();
-        for (DeviceAttribute a : DeviceAttribute.values()) {
-            String name = "CU_DEVICE_ATTRIBUTE_" + a.name();
-            assertTrue(header.containsKey(name), name + " is not in " + headerPath);
-            assertEquals(header.get(name).longValue(), a.value(), name + " in " + headerPath);
-        }
+        assertNumbers("CU_DEVICE_ATTRIBUTE_", DeviceAttribute.values(), DeviceAttribute::value);
     }
 
     /** Codes newer than the installed header (CUDA 11.8 on Debian 12) cannot be checked here; the rest must match. */
