@@ -62,9 +62,10 @@ pub(crate) fn max_cluster_size(handle: &Handle, function: CUfunction, shape: &La
     }
     let _scope = handle.activate()?;
     if non_portable_allowed {
-        // The kernel's attribute (cuKernelSetAttribute, per device) did not reach a function the
-        // context had already loaded: on the H200 (driver 580) the query answered 8 for such a
-        // function. Setting it on the function itself, which the launch uses too, is idempotent.
+        // Also set on the function itself, which the launch uses: whether the kernel's attribute
+        // (cuKernelSetAttribute, per device) reaches a function the context loaded earlier is not
+        // documented. Idempotent. (The H200's answer of 8 that prompted this came from a wrong
+        // attribute number, since fixed; this call was never shown to be needed.)
         // SAFETY: `function` is the kernel's function in the handle's context, which is current.
         ctx.check(unsafe { (api.cuFuncSetAttribute)(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) }, "cuFuncSetAttribute")?;
     }

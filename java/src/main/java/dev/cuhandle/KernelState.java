@@ -238,7 +238,7 @@ final class KernelState {
      * ({@code cuOccupancyMaxPotentialClusterSize}: 8, the portable limit, unless the kernel allows non-portable
      * sizes; then what the device can hold), or -1 where the driver cannot say. Asked once per function and
      * configuration; where the kernel allows non-portable sizes, the asking also sets that attribute on the
-     * function itself, which a function the context loaded earlier does not take from the kernel.
+     * function itself (whether a function the context loaded earlier takes it from the kernel is not documented).
      */
     int maxClusterBlocks(Device device, long handlePointer, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes) {
         ClusterLimit known = clusterLimit;
