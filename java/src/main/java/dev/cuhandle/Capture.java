@@ -55,9 +55,23 @@ final class Capture {
         used.put(resource, Boolean.TRUE);
     }
 
-    /** Notes {@code resource} for the graph if {@code handle} is capturing (the call about to be made is then recorded). */
-    static void noteUse(Handle handle, Object resource) {
+    /**
+     * The capture that records this thread's calls on {@code handle}, or null. Only the capturing thread's calls
+     * are recorded: another thread's call sees {@code handle.capture} set when it entered the handle before the
+     * capture began (the capture waits for it, and its work runs uncaptured before {@code cuStreamBeginCapture}),
+     * or when it notes a resource before entering the handle, which then refuses it.
+     */
+    static Capture recording(Handle handle) {
         Capture running = handle.capture;
+        return running != null && running.thread == Thread.currentThread() ? running : null;
+    }
+
+    /**
+     * Notes {@code resource} for the graph if this thread's call on {@code handle} is recorded. Never from another
+     * thread: {@link #used} is not thread-safe, and what that thread's call uses is no part of the graph.
+     */
+    static void noteUse(Handle handle, Object resource) {
+        Capture running = recording(handle);
         if (running != null) {
             running.uses(resource);
         }
