@@ -38,7 +38,10 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     volatile Capture capture;
     /** The thread switching the handle's stream ({@link #setStream}, {@link #resetStream}), or null: other threads' calls wait. */
     private volatile Thread switchingStream;
-    /** One stream switch at a time; taken before entering, so that a waiting switcher holds no call open. */
+    /**
+     * One stream switch (or a capture's start, {@link Capture}) at a time; taken before entering, so that a thread
+     * waiting for it holds no call open.
+     */
     private final Object streamSwitch = new Object();
 
     private Handle(long pointer, long[] info, Device device) {
@@ -211,6 +214,11 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
                 exit();
             }
         }
+    }
+
+    /** The lock a stream switch holds throughout; a capture's start takes it too (see {@link Capture}). */
+    Object streamSwitchLock() {
+        return streamSwitch;
     }
 
     /** Waits until no call but the caller's own is in flight (see {@link Capture}). */
