@@ -382,8 +382,10 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * {@link #synchronize()}, {@link #whenDone()}, {@link #setStream(long)}, {@link #resetStream()},
      * {@link #allocate(long)} and {@code upload}, {@link #allocateHost(long)}, {@link #trimMemory()}, copies
      * between the device and Java arrays or ByteBuffers, BLAS reductions that return their value,
-     * {@link Event#synchronize()}, {@link Event#query()}, and closing a handle, buffer, host buffer, event,
-     * library or graph. Buffers and libraries must therefore exist before the capture. Nothing another
+     * {@link Event#synchronize()}, {@link Event#query()},
+     * {@link HostRegistration#register(Handle, java.nio.ByteBuffer)}, and closing a handle, buffer, host buffer,
+     * host registration, event, library or graph. Buffers and libraries must therefore exist before the capture.
+     * Nothing another
      * thread does (frees, the cleaner, other handles' captures) affects this one. Asynchronous copies
      * with {@link HostBuffer}s are recorded; their futures are complete at once. Another handle used inside
      * {@code work} runs its calls at once, uncaptured.
