@@ -55,9 +55,23 @@ final class Capture {
         used.put(resource, Boolean.TRUE);
     }
 
-    /** Notes {@code resource} for the graph if {@code handle} is capturing (the call about to be made is then recorded). */
-    static void noteUse(Handle handle, Object resource) {
+    /**
+     * The capture that records this thread's calls on {@code handle}, or null. Only the capturing thread's calls
+     * are recorded: another thread's call sees {@code handle.capture} set when it entered the handle before the
+     * capture began (the capture waits for it, and its work runs uncaptured before {@code cuStreamBeginCapture}),
+     * or when it notes a resource before entering the handle, which then refuses it.
+     */
+    static Capture recording(Handle handle) {
         Capture running = handle.capture;
+        return running != null && running.thread == Thread.currentThread() ? running : null;
+    }
+
+    /**
+     * Notes {@code resource} for the graph if this thread's call on {@code handle} is recorded. Never from another
+     * thread: {@link #used} is not thread-safe, and what that thread's call uses is no part of the graph.
+     */
+    static void noteUse(Handle handle, Object resource) {
+        Capture running = recording(handle);
         if (running != null) {
             running.uses(resource);
         }
@@ -69,24 +83,9 @@ final class Capture {
         if (ON_THIS_THREAD.get() != null) {
             throw new IllegalStateException("this thread is already capturing a graph (Handle.capture); captures cannot be nested");
         }
-        long h = handle.enter(); // held for the whole capture: a close on another thread waits for it
+        Capture capture = new Capture(handle);
+        long h = start(handle, capture); // held for the whole capture: a close on another thread waits for it
         try {
-            Capture capture = new Capture(handle);
-            synchronized (handle) {
-                if (handle.capture != null) {
-                    throw new IllegalStateException("the handle is already capturing a graph on thread '" + handle.capture.thread.getName() + "'");
-                }
-                handle.capture = capture;
-            }
-            try {
-                // From here other threads' new calls are refused; calls they began earlier may
-                // still read the handle's stream, so wait for them before switching it.
-                handle.awaitOtherCalls();
-                NativeApi.captureBegin(h);
-            } catch (RuntimeException | Error e) {
-                handle.capture = null;
-                throw e;
-            }
             ON_THIS_THREAD.set(capture);
             long graph;
             try {
@@ -104,6 +103,39 @@ final class Capture {
             return Graph.of(handle, graph, capture.resources());
         } finally {
             handle.exit();
+        }
+    }
+
+    /**
+     * Enters {@code handle} and begins {@code capture} on it once the calls other threads began have returned.
+     * Under the handle's stream-switch lock, taken before entering as a switch takes it: a switch holds its own
+     * entry while it waits for the other calls, so a capture start waiting at the same time would wait for the
+     * switch and the switch for it, for ever.
+     */
+    private static long start(Handle handle, Capture capture) {
+        synchronized (handle.streamSwitchLock()) {
+            long h = handle.enter();
+            try {
+                synchronized (handle) {
+                    if (handle.capture != null) {
+                        throw new IllegalStateException("the handle is already capturing a graph on thread '" + handle.capture.thread.getName() + "'");
+                    }
+                    handle.capture = capture;
+                }
+                try {
+                    // From here other threads' new calls are refused; calls they began earlier may
+                    // still read the handle's stream, so wait for them before switching it.
+                    handle.awaitOtherCalls();
+                    NativeApi.captureBegin(h);
+                } catch (RuntimeException | Error e) {
+                    handle.capture = null;
+                    throw e;
+                }
+                return h;
+            } catch (RuntimeException | Error e) {
+                handle.exit();
+                throw e;
+            }
         }
     }
 

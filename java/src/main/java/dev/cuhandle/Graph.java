@@ -104,7 +104,11 @@ public final class Graph extends NativeResource implements AutoCloseable {
         try {
             long h = handle.enter();
             try {
-                capturedBy.enter();
+                // Only held open (recorded reductions use its workspace), not entered as a call: Handle.enter's
+                // guards would make this thread, which holds `handle` entered, wait for a stream switch of
+                // capturedBy; when it is `handle` itself (a replay on the capturing handle, the usual case) the
+                // switch waits for this thread's entry in turn, and neither returns.
+                capturedBy.state.enter();
                 try {
                     launchHoldingResources(g, h, handle, 0);
                 } finally {

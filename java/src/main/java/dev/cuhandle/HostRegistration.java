@@ -43,7 +43,8 @@ public final class HostRegistration extends NativeResource implements AutoClosea
      * @return the registration; close it before the memory is freed
      * @throws NullPointerException if an argument is {@code null}
      * @throws IllegalArgumentException if {@code direct} is not a direct buffer or has no capacity
-     * @throws IllegalStateException if the handle is closed
+     * @throws IllegalStateException if the handle is closed, or this thread is capturing a graph (page-locking
+     *     cannot be recorded, rule C1)
      * @throws CudaException if the driver refuses, for example
      *     {@code CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED} for memory that is already page-locked
      *     (another registration, or a {@link HostBuffer})
@@ -57,6 +58,7 @@ public final class HostRegistration extends NativeResource implements AutoClosea
         if (direct.capacity() == 0) {
             throw new IllegalArgumentException("the ByteBuffer has no capacity; expected at least 1 byte to page-lock");
         }
+        Capture.refuseOnThisThread("HostRegistration.register");
         long h = handle.enter();
         try {
             return new HostRegistration(NativeApi.hostRegister(h, direct), direct);
@@ -74,10 +76,14 @@ public final class HostRegistration extends NativeResource implements AutoClosea
         return buffer;
     }
 
-    /** Unregisters the memory (idempotent); the ByteBuffer stays usable as ordinary memory. */
+    /**
+     * Unregisters the memory (idempotent); the ByteBuffer stays usable as ordinary memory.
+     *
+     * @throws IllegalStateException if this thread is capturing a graph (closing anything is refused there, rule C1)
+     */
     @Override
     public void close() {
-        closeNative();
+        closeOutsideCapture("HostRegistration.close");
     }
 
     @Override

@@ -141,9 +141,10 @@ public final class KernelLaunch {
 
     /**
      * Sets the dynamic shared memory per block ({@code extern __shared__}). Up to
-     * {@link Device#maxSharedMemoryPerBlock()} (48 KiB) every kernel may use it; above that, the first launch on a
-     * device opts the kernel in ({@link Kernel#setMaxDynamicSharedBytes(int, int)}, once per device and size) up
-     * to {@link Device#maxSharedMemoryPerBlockOptin()} less the kernel's static shared memory. Checked at launch.
+     * {@link Device#maxSharedMemoryPerBlock()} (48 KiB) less the kernel's static shared memory every launch may use
+     * it; above that, the first launch on a device opts the kernel in
+     * ({@link Kernel#setMaxDynamicSharedBytes(int, int)}, once per device and size) up to
+     * {@link Device#maxSharedMemoryPerBlockOptin()} less the kernel's static shared memory. Checked at launch.
      *
      * @param bytes dynamic shared memory in bytes, 0 or more
      * @return this launch

@@ -90,7 +90,7 @@ abstract class NativeResource {
      * Closes: waits for the calls in flight, releases once, and returns when the release is done,
      * also when another thread closes at the same time. Idempotent.
      */
-    final void closeNative() {
+    private void closeNative() {
         state.close();
         Reference.reachabilityFence(this);
     }

@@ -27,7 +27,7 @@ final class PinnedCopies {
         device.checkBytes(bytes, upload ? "destination" : "source");
         long h = handle.enter();
         try {
-            if (handle.capture != null) {
+            if (Capture.recording(handle) != null) {
                 return recordCopy(handle, h, host, hostOffset, device, bytes, upload);
             }
             long p = host.enter();

@@ -224,6 +224,32 @@ class GraphGpuTest extends KernelGpuTestBase {
         }
     }
 
+    /**
+     * A refused call from another thread adds nothing to the graph (Capture.used is the capturing thread's alone):
+     * Event.record names its event before it enters the handle, and the event it could not record must not be
+     * one the replay requires open.
+     */
+    @Test
+    void aRefusedRecordFromAnotherThreadLeavesItsEventOutOfTheGraph() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (Handle h = Handle.create(0); DeviceBuffer b = h.allocate(64)) {
+            Event other = h.createEvent();
+            try (Graph g = h.capture(() -> {
+                h.memset(b, 3);
+                Future<?> f = pool.submit(() -> other.record(h));
+                Exception e = assertThrows(Exception.class, () -> f.get(10, TimeUnit.SECONDS));
+                assertTrue(e.getCause() instanceof IllegalStateException && e.getCause().getMessage().contains("capturing a graph on thread"),
+                        String.valueOf(e.getCause()));
+            })) {
+                other.close();
+                g.launch(h); // the graph used no event: the closed one is no reason to refuse the replay
+                assertUsable(h, b);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     /** Graph lifetime: closed buffers, libraries-free handles and closed graphs are refused on replay; close is idempotent. */
     @Test
     void replayRefusesClosedResourcesAndClosedGraphs() {

@@ -69,6 +69,29 @@ class HostRegistrationGpuTest {
         }
     }
 
+    /** Rule C1: registering and unregistering are refused by name during a capture on this thread, and the capture goes on. */
+    @Test
+    void registeringAndClosingAreRefusedDuringACapture() {
+        ByteBuffer direct = ByteBuffer.allocateDirect(4096);
+        try (Handle h = Handle.create(0); DeviceBuffer d = h.allocate(64); HostRegistration registration = HostRegistration.register(h, direct)) {
+            int before = StandIn.active() ? StandIn.liveHostRegistrations() : 0;
+            try (Graph g = h.capture(() -> {
+                IllegalStateException register = assertThrows(IllegalStateException.class,
+                        () -> HostRegistration.register(h, ByteBuffer.allocateDirect(4096)));
+                assertTrue(register.getMessage().contains("HostRegistration.register"), register.getMessage());
+                IllegalStateException close = assertThrows(IllegalStateException.class, registration::close);
+                assertTrue(close.getMessage().contains("HostRegistration.close"), close.getMessage());
+                h.memset(d, 1);
+            })) {
+                assertEquals(1, g.nodeCount(), "the capture went on after the refusals");
+            }
+            assertFalse(registration.isClosed());
+            if (StandIn.active()) {
+                assertEquals(before, StandIn.liveHostRegistrations(), "nothing was registered or unregistered during the capture");
+            }
+        }
+    }
+
     @Test
     void aClosedHandleCannotRegister() {
         Handle h = Handle.create(0);
