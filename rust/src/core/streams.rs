@@ -46,6 +46,12 @@ impl PooledStream {
     pub fn lease(&self) -> u64 {
         self.lease.load(Ordering::Acquire)
     }
+
+    /// A stream value no driver call sees, under lease `lease` (for tests of use tracking).
+    #[cfg(test)]
+    pub(crate) fn for_test(raw: usize, lease: u64) -> PooledStream {
+        PooledStream { raw, lease: AtomicU64::new(lease) }
+    }
 }
 
 /// A leased stream: the stream and the number of this lease.
@@ -454,7 +460,7 @@ mod tests {
     use super::*;
 
     fn pooled(raw: usize, lease: u64) -> StreamUse {
-        let stream = Arc::new(PooledStream { raw, lease: AtomicU64::new(lease) });
+        let stream = Arc::new(PooledStream::for_test(raw, lease));
         StreamUse::Pooled(Lease { stream, number: lease })
     }
 
