@@ -36,13 +36,6 @@ impl HostRegistration {
         ctx.check(rc, "cuMemHostRegister")?;
         Ok(HostRegistration { ptr, bytes, ctx: Arc::clone(ctx) })
     }
-
-    pub fn address(&self) -> *mut u8 {
-        self.ptr
-    }
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
 }
 
 impl Drop for HostRegistration {

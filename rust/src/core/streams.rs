@@ -122,8 +122,6 @@ struct Attachment {
 struct ContextStreams {
     context_id: u64,
     free: Vec<Arc<PooledStream>>,
-    /// Every pooled stream ever made, leased or free (for the count in `Handle.memoryStats`).
-    made: usize,
     spare_capture: Vec<usize>,
     attachments: Vec<Attachment>,
     spare_events: Vec<usize>,
@@ -147,7 +145,6 @@ fn of<'a>(all: &'a mut Vec<ContextStreams>, ctx: &Context) -> &'a mut ContextStr
             all.push(ContextStreams {
                 context_id: ctx.id(),
                 free: Vec::new(),
-                made: 0,
                 spare_capture: Vec::new(),
                 attachments: Vec::new(),
                 spare_events: Vec::new(),
@@ -174,11 +171,7 @@ pub fn lease(ctx: &Context) -> Result<Lease> {
     let streams = of(&mut all, ctx);
     let stream = match streams.free.pop() {
         Some(stream) => stream,
-        None => {
-            let stream = Arc::new(PooledStream { raw: create_stream(ctx)?, lease: AtomicU64::new(1) });
-            streams.made += 1;
-            stream
-        }
+        None => Arc::new(PooledStream { raw: create_stream(ctx)?, lease: AtomicU64::new(1) }),
     };
     let number = stream.lease();
     Ok(Lease { stream, number })
@@ -189,11 +182,6 @@ pub fn lease(ctx: &Context) -> Result<Lease> {
 pub fn give_back(ctx: &Context, lease: Lease) {
     lease.stream.lease.fetch_add(1, Ordering::AcqRel);
     of(&mut lock(), ctx).free.push(lease.stream);
-}
-
-/// Pooled streams made for `ctx` so far (leased or free).
-pub fn pooled_count(ctx: &Context) -> usize {
-    of(&mut lock(), ctx).made
 }
 
 /// A non-blocking stream of `ctx` that nothing else uses until [`give_back_capture`]. The
@@ -484,7 +472,6 @@ mod tests {
         let mut streams = ContextStreams {
             context_id: 1,
             free: Vec::new(),
-            made: 0,
             spare_capture: Vec::new(),
             attachments: vec![Attachment { raw: 0x200, handles: 1, number: 3 }],
             spare_events: Vec::new(),

@@ -101,11 +101,6 @@ impl DeviceMemory {
         }
     }
 
-    /// Whether the memory is allocated in stream order (else a free waits for the context).
-    pub fn stream_ordered(&self) -> bool {
-        matches!(self.release, Release::InStreamOrder { .. })
-    }
-
     pub fn address(&self) -> CUdeviceptr {
         self.ptr
     }

@@ -37,9 +37,6 @@ impl PinnedBlock {
     pub fn address(&self) -> *mut u8 {
         self.ptr as *mut u8
     }
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
 }
 
 /// A released block and the events that say when the GPU work that used it is done.

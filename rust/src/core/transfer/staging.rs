@@ -37,10 +37,6 @@ pub struct Slot {
 }
 
 impl Slot {
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
     /// The slot's memory. Only valid to touch once [`wait`](Self::wait) returned.
     pub fn host(&mut self) -> &mut [u8] {
         debug_assert!(!self.pending, "staging memory touched while a DMA may use it");
@@ -193,11 +189,6 @@ impl Pool {
             checkout.slots.push(Slot::allocate(ctx, bytes)?);
         }
         Ok(checkout)
-    }
-
-    /// Idle slots (for tests).
-    pub fn idle_slots(&self) -> usize {
-        lock(&self.idle).len()
     }
 }
 
