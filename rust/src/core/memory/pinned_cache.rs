@@ -11,7 +11,6 @@ use crate::core::context::Context;
 use crate::core::error::{Error, Result, CUDA_ERROR_NOT_READY, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::core::streams;
 use cudarc::driver::sys::CUevent;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// `CU_MEMHOSTALLOC_PORTABLE`: pinned in every context, so one block can feed handles of
@@ -47,7 +46,6 @@ struct Released {
 
 pub struct PinnedCache {
     free: Mutex<Vec<Released>>,
-    cached: AtomicU64,
 }
 
 /// The size class of a request of `bytes` (> 0).
@@ -69,7 +67,7 @@ impl Default for PinnedCache {
 
 impl PinnedCache {
     pub fn new() -> PinnedCache {
-        PinnedCache { free: Mutex::new(Vec::new()), cached: AtomicU64::new(0) }
+        PinnedCache { free: Mutex::new(Vec::new()) }
     }
 
     fn free_list(&self) -> MutexGuard<'_, Vec<Released>> {
@@ -77,9 +75,10 @@ impl PinnedCache {
         self.free.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Bytes of released blocks kept for reuse.
+    /// Bytes of released blocks kept for reuse (summed when asked: only `Handle.memoryStats`
+    /// asks, so the allocate and release paths keep no count).
     pub fn cached_bytes(&self) -> u64 {
-        self.cached.load(Ordering::Relaxed)
+        self.free_list().iter().map(|released| released.block.bytes as u64).sum()
     }
 
     /// A block of at least `bytes` (> 0): a cached one of the size class whose users are done,
@@ -103,14 +102,12 @@ impl PinnedCache {
         let index = free.iter().position(|r| r.block.bytes == class && done(ctx, &r.marks))?;
         let released = free.swap_remove(index);
         drop(free);
-        self.cached.fetch_sub(released.block.bytes as u64, Ordering::Relaxed);
         streams::give_back_events(ctx, released.marks);
         Some(released.block)
     }
 
     /// Keeps `block` for reuse once the work behind `marks` (events from `streams::mark`) is done.
     pub fn put(&self, block: PinnedBlock, marks: Vec<usize>) {
-        self.cached.fetch_add(block.bytes as u64, Ordering::Relaxed);
         self.free_list().push(Released { block, marks });
     }
 
@@ -120,7 +117,6 @@ impl PinnedCache {
         let mut kept = Vec::with_capacity(free.len());
         for released in free.drain(..) {
             if done(ctx, &released.marks) {
-                self.cached.fetch_sub(released.block.bytes as u64, Ordering::Relaxed);
                 streams::give_back_events(ctx, released.marks);
                 free_block(ctx, released.block);
             } else {
@@ -143,7 +139,6 @@ impl PinnedCache {
                     log::debug!("waiting for a pinned block's last use: {}", ctx.driver().describe(rc));
                 }
             }
-            self.cached.fetch_sub(released.block.bytes as u64, Ordering::Relaxed);
             streams::give_back_events(ctx, released.marks);
             free_block(ctx, released.block);
         }
