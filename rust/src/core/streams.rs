@@ -254,10 +254,7 @@ pub unsafe fn order_after<'a>(ctx: &Context, waiter: CUstream, uses: impl IntoIt
         if used.raw() == waiter || !still_running(streams, used) {
             continue;
         }
-        let event = match streams.spare_events.pop() {
-            Some(event) => event as CUevent,
-            None => new_event(ctx)?,
-        };
+        let event = spare_event(streams, ctx)?;
         let api = &ctx.driver().api;
         // SAFETY: the event and both streams belong to the active context; the used stream is
         // pooled (never destroyed), legacy, or a user stream a handle is attached to (checked
@@ -284,15 +281,12 @@ pub fn mark<'a>(ctx: &Context, uses: impl IntoIterator<Item = &'a StreamUse>) ->
         if !still_running(streams, used) {
             continue;
         }
-        let event = match streams.spare_events.pop() {
-            Some(event) => event as CUevent,
-            None => match new_event(ctx) {
-                Ok(event) => event,
-                Err(e) => {
-                    streams.spare_events.extend(marks);
-                    return Err(e);
-                }
-            },
+        let event = match spare_event(streams, ctx) {
+            Ok(event) => event,
+            Err(e) => {
+                streams.spare_events.extend(marks);
+                return Err(e);
+            }
         };
         // SAFETY: as in `order_after`.
         if let Err(e) = ctx.check(unsafe { (ctx.driver().api.cuEventRecord)(event, used.raw()) }, "cuEventRecord") {
@@ -308,6 +302,14 @@ pub fn mark<'a>(ctx: &Context, uses: impl IntoIterator<Item = &'a StreamUse>) ->
 /// Returns events from [`mark`] once they are no longer needed.
 pub fn give_back_events(ctx: &Context, events: Vec<usize>) {
     of(&mut lock(), ctx).spare_events.extend(events);
+}
+
+/// A spare ordering event of the context, or a new one. The context must be active.
+fn spare_event(streams: &mut ContextStreams, ctx: &Context) -> Result<CUevent> {
+    match streams.spare_events.pop() {
+        Some(event) => Ok(event as CUevent),
+        None => new_event(ctx),
+    }
 }
 
 fn new_event(ctx: &Context) -> Result<CUevent> {
