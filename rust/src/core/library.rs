@@ -6,17 +6,18 @@ use crate::core::image::{self, ImageKind};
 use crate::core::streams::UseLog;
 use std::sync::Arc;
 use crate::core::param_layout::{ImageLayouts, Param};
-use cudarc::driver::sys::{CUdevice, CUkernel, CUlibrary};
+use cudarc::driver::sys::{CUdevice, CUjit_option, CUkernel, CUlibrary, CUlibraryOption};
 use std::ffi::{c_void, CStr, CString};
 
-const CU_JIT_MAX_REGISTERS: i32 = 0;
-const CU_JIT_INFO_LOG_BUFFER: i32 = 3;
-const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: i32 = 4;
-const CU_JIT_ERROR_LOG_BUFFER: i32 = 5;
-const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: i32 = 6;
-const CU_JIT_OPTIMIZATION_LEVEL: i32 = 7;
-const CU_JIT_LOG_VERBOSE: i32 = 12;
-const CU_LIBRARY_BINARY_IS_PRESERVED: i32 = 1;
+// JIT and library option keys, from cudarc's bindgen of cuda.h rather than written by hand.
+const CU_JIT_MAX_REGISTERS: i32 = CUjit_option::CU_JIT_MAX_REGISTERS as i32;
+const CU_JIT_INFO_LOG_BUFFER: i32 = CUjit_option::CU_JIT_INFO_LOG_BUFFER as i32;
+const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: i32 = CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES as i32;
+const CU_JIT_ERROR_LOG_BUFFER: i32 = CUjit_option::CU_JIT_ERROR_LOG_BUFFER as i32;
+const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: i32 = CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES as i32;
+const CU_JIT_OPTIMIZATION_LEVEL: i32 = CUjit_option::CU_JIT_OPTIMIZATION_LEVEL as i32;
+const CU_JIT_LOG_VERBOSE: i32 = CUjit_option::CU_JIT_LOG_VERBOSE as i32;
+const CU_LIBRARY_BINARY_IS_PRESERVED: i32 = CUlibraryOption::CU_LIBRARY_BINARY_IS_PRESERVED as i32;
 /// Bytes of each JIT log buffer (error and info).
 const JIT_LOG_BYTES: usize = 16 * 1024;
 /// No kernel has more parameters than this (the driver's limit is 4 KiB of parameters anyway).
