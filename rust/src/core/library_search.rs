@@ -18,7 +18,8 @@ pub fn candidates(names: &[&str], folders: &[String]) -> Vec<String> {
     let from_env = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
     let (searched, ignored) = ld_library_path(&from_env);
     warn_once_about(&ignored);
-    candidates_in(names, folders, &searched, ld_so_cache::paths_of)
+    let cache = ld_so_cache::Cache::read();
+    candidates_in(names, folders, &searched, |name| cache.paths_of(name))
 }
 
 /// As [`candidates`], with the environment's folders and the cache given (for tests).
