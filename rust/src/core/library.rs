@@ -273,8 +273,30 @@ impl Library {
         self.raw
     }
 
-    /// The kernel called `name`; unknown names list the library's kernels where possible.
+    /// The kernel called `name` with its parameter sizes; unknown names list the library's kernels
+    /// where possible.
     pub fn kernel(&self, name: &str) -> Result<KernelInfo> {
+        let kernel = self.kernel_ref(name)?;
+        if let Some(layouts) = &self.image_layouts {
+            let param_sizes = match layouts.get(name) {
+                Some(params) => ParamSizes::Known(params.iter().map(|p| p.size).collect()),
+                None => ParamSizes::Unsupported,
+            };
+            return Ok(KernelInfo { kernel, param_sizes });
+        }
+        // The driver answers parameter queries only with a live context current; without one (or
+        // with a destroyed one, which cudaDeviceReset leaves current on the calling thread) the
+        // sizes are probed at the first launch, where the handle's context is active.
+        let param_sizes = match self.param_sizes(kernel) {
+            Err(e) if matches!(e.cuda_code(), Some(CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_CONTEXT_IS_DESTROYED)) => ParamSizes::NeedContext,
+            other => other?,
+        };
+        Ok(KernelInfo { kernel, param_sizes })
+    }
+
+    /// The kernel called `name` alone, for callers that know its parameters (the built-in BLAS
+    /// kernels): no parameter query. Unknown names list the library's kernels where possible.
+    pub fn kernel_ref(&self, name: &str) -> Result<KernelRef> {
         let c_name = CString::new(name).map_err(|_| Error::invalid_argument(format!("kernel name {name:?} contains a NUL character")))?;
         let mut raw = std::ptr::null_mut();
         // SAFETY: NUL-terminated name; out-pointer is valid; the library is loaded.
@@ -292,21 +314,7 @@ impl Library {
             // Lazy loading defers JIT compilation (and its errors) to the first lookup.
             return Err(Error::cuda(rc, "cuLibraryGetKernel", format!("{} (kernel '{name}'){}", self.driver.describe(rc), jit_log_text(&self.jit_log))));
         }
-        if let Some(layouts) = &self.image_layouts {
-            let param_sizes = match layouts.get(name) {
-                Some(params) => ParamSizes::Known(params.iter().map(|p| p.size).collect()),
-                None => ParamSizes::Unsupported,
-            };
-            return Ok(KernelInfo { kernel: KernelRef(raw), param_sizes });
-        }
-        // The driver answers parameter queries only with a live context current; without one (or
-        // with a destroyed one, which cudaDeviceReset leaves current on the calling thread) the
-        // sizes are probed at the first launch, where the handle's context is active.
-        let param_sizes = match self.param_sizes(KernelRef(raw)) {
-            Err(e) if matches!(e.cuda_code(), Some(CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_CONTEXT_IS_DESTROYED)) => ParamSizes::NeedContext,
-            other => other?,
-        };
-        Ok(KernelInfo { kernel: KernelRef(raw), param_sizes })
+        Ok(KernelRef(raw))
     }
 
     /// Parameter sizes from `cuKernelGetParamInfo` ([`Library::driver_param_layout`]). Needs a
