@@ -16,6 +16,18 @@ esac
 
 missing() { echo "cuhandle setup: missing $1" >&2; exit 1; }
 
+# Debian and Ubuntu: packages come from apt-get, as root or through sudo. env passes
+# DEBIAN_FRONTEND through sudo, which would otherwise reset it.
+is_debian() { [ -r /etc/debian_version ] && command -v apt-get >/dev/null; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_install() {  # PACKAGE WHY
+  echo "cuhandle setup: installing $1 ($2)"
+  # Other third-party lists on the machine may be unreachable; their failure must not stop us.
+  as_root apt-get update -qq || true
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$1" >/dev/null \
+    || missing "$1 ('apt-get install $1' failed)"
+}
+
 command -v cargo >/dev/null || missing "cargo (install Rust 1.88 or newer with rustup: https://rustup.rs)"
 rust=$(rustc --version 2>/dev/null | awk '{print $2}')
 [ "$(printf '%s\n1.88.0\n' "$rust" | sort -V | head -n 1)" = "1.88.0" ] \
@@ -29,38 +41,23 @@ command -v mvn   >/dev/null || missing "mvn (Apache Maven 3.6 or newer)"
 command -v cc    >/dev/null || missing "cc (a C compiler, for the test build's CPU stand-in driver; Debian: apt-get install gcc)"
 
 if ! command -v nvcc >/dev/null; then
-  if [ -r /etc/debian_version ] && command -v apt-get >/dev/null; then
-    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-    list=/etc/apt/sources.list.d/cuhandle-non-free.sources
-    if [ ! -f "$list" ]; then
-      codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-      echo "cuhandle setup: enabling Debian's non-free component ($list) for nvidia-cuda-toolkit"
-      printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: contrib non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-        "$codename" "$codename" | $sudo tee "$list" >/dev/null
-    fi
-    echo "cuhandle setup: installing nvidia-cuda-toolkit (nvcc; a few minutes the first time)"
-    # Other third-party lists on the machine may be unreachable; their failure must not stop us.
-    $sudo apt-get update -qq || true
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nvidia-cuda-toolkit >/dev/null \
-      || missing "nvcc: 'apt-get install nvidia-cuda-toolkit' failed (Debian non-free)"
-  else
-    missing "nvcc (install the CUDA toolkit, 11.8 or newer, and put nvcc on PATH)"
+  is_debian || missing "nvcc (install the CUDA toolkit, 11.8 or newer, and put nvcc on PATH)"
+  list=/etc/apt/sources.list.d/cuhandle-non-free.sources
+  if [ ! -f "$list" ]; then
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+    echo "cuhandle setup: enabling Debian's non-free component ($list) for nvidia-cuda-toolkit"
+    printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: contrib non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$codename" "$codename" | as_root tee "$list" >/dev/null
   fi
+  apt_install nvidia-cuda-toolkit "nvcc, from Debian non-free; a few minutes the first time"
 fi
 command -v nvcc >/dev/null || missing "nvcc after installing nvidia-cuda-toolkit"
 
 # Gradle, only with --gradle (scripts/test.sh: tests/gradle-consumer proves that a Gradle build
 # consumes the published JARs). Debian 12's is 4.4.1, which runs on Debian's JDK 17.
 if [ "${1:-}" = "--gradle" ] && ! command -v gradle >/dev/null; then
-  if [ -r /etc/debian_version ] && command -v apt-get >/dev/null; then
-    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-    echo "cuhandle setup: installing gradle (Debian's 4.4.1, for tests/gradle-consumer; a minute the first time)"
-    $sudo apt-get update -qq || true
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends gradle >/dev/null \
-      || missing "gradle: 'apt-get install gradle' failed"
-  else
-    missing "gradle (4.4 or newer, for tests/gradle-consumer)"
-  fi
+  is_debian || missing "gradle (4.4 or newer, for tests/gradle-consumer)"
+  apt_install gradle "Debian's 4.4.1, for tests/gradle-consumer; a minute the first time"
   command -v gradle >/dev/null || missing "gradle after installing Debian's gradle package"
 fi
 
@@ -74,15 +71,8 @@ venv="$root/.tools/zig-venv"
 if ! "$venv/bin/python3" -m ziglang version >/dev/null 2>&1; then
   command -v python3 >/dev/null || missing "python3 (with its venv module; Debian/Ubuntu: apt-get install python3-venv)"
   if ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
-    if [ -r /etc/debian_version ] && command -v apt-get >/dev/null; then
-      sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-      echo "cuhandle setup: installing python3-venv (Python's venv module, for the build's own zig)"
-      $sudo apt-get update -qq || true
-      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-venv >/dev/null \
-        || missing "python3-venv ('apt-get install python3-venv' failed)"
-    else
-      missing "Python's venv module with ensurepip (install your distribution's python3-venv package)"
-    fi
+    is_debian || missing "Python's venv module with ensurepip (install your distribution's python3-venv package)"
+    apt_install python3-venv "Python's venv module, for the build's own zig"
   fi
   echo "cuhandle setup: installing ziglang 0.13.0 from PyPI into $venv"
   rm -rf "$venv"
