@@ -22,14 +22,14 @@
 
 use crate::core::context::Context;
 use crate::core::error::Result;
-use cudarc::driver::sys::{CUevent, CUstream};
+use cudarc::driver::sys::{CUevent, CUevent_flags, CUstream, CUstream_flags};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// `CU_STREAM_NON_BLOCKING`: handle work must not serialise with the legacy default stream.
-const CU_STREAM_NON_BLOCKING: u32 = 1;
+const CU_STREAM_NON_BLOCKING: u32 = CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
 /// `CU_EVENT_DISABLE_TIMING`: ordering events time nothing, which makes them cheaper.
-const CU_EVENT_DISABLE_TIMING: u32 = 2;
+const CU_EVENT_DISABLE_TIMING: u32 = CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
 
 /// A non-blocking stream that cuhandle created in one context and never destroys.
 #[derive(Debug)]

@@ -19,13 +19,13 @@
 use crate::core::context::{self, Context};
 use crate::core::driver::Driver;
 use crate::core::error::{Error, Result, CUDA_ERROR_OUT_OF_MEMORY};
-use cudarc::driver::sys::CUevent;
+use cudarc::driver::sys::{CUevent, CUevent_flags};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// `CU_MEMHOSTALLOC_PORTABLE`: pinned in every context, as `HostBuffer`'s memory is.
 const CU_MEMHOSTALLOC_PORTABLE: u32 = 1;
 /// `CU_EVENT_DISABLE_TIMING`: the events only order, and untimed ones are cheaper to record.
-const CU_EVENT_DISABLE_TIMING: u32 = 2;
+const CU_EVENT_DISABLE_TIMING: u32 = CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
 
 /// One staging chunk: page-locked host memory and the event recorded after its last DMA.
 pub struct Slot {
