@@ -10,15 +10,9 @@
 use crate::core::context::Context;
 use crate::core::error::{Error, Result, CUDA_ERROR_NOT_READY, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::core::streams;
-use cudarc::driver::sys::CUevent;
+use cudarc::driver::sys::{CUevent, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
 use std::sync::{Mutex, MutexGuard};
 
-/// `CU_MEMHOSTALLOC_PORTABLE`: pinned in every context, so one block can feed handles of
-/// several devices.
-const CU_MEMHOSTALLOC_PORTABLE: u32 = 0x01;
-/// `CU_MEMHOSTALLOC_DEVICEMAP`: mapped into the device's address space (reduction results are
-/// written straight into it; see `host_result`).
-const CU_MEMHOSTALLOC_DEVICEMAP: u32 = 0x02;
 /// The smallest block: one page.
 const MIN_BLOCK: usize = 4096;
 /// Below this, blocks are powers of two; above, multiples of `LARGE_STEP` (at most 1/8 extra).
@@ -157,6 +151,8 @@ fn done(ctx: &Context, marks: &[usize]) -> bool {
 
 fn allocate(ctx: &Context, bytes: usize) -> Result<PinnedBlock> {
     let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
+    // Portable: pinned in every context, so one block can feed handles of several devices.
+    // Device-mapped: reduction results are written straight into it (see `host_result`).
     // SAFETY: the out-pointer is a valid local; the context is active (callers' contract).
     let rc = unsafe { (ctx.driver().api.cuMemHostAlloc)(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) };
     if rc == CUDA_ERROR_OUT_OF_MEMORY {
