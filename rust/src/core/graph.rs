@@ -22,11 +22,11 @@ use crate::core::handle::{Attachment, Handle};
 use crate::core::memory::device::DeviceMemory;
 use crate::core::memory::pinned::PinnedMemory;
 use crate::core::streams::{self, UseLog};
-use cudarc::driver::sys::{CUgraph, CUgraphExec, CUstream};
+use cudarc::driver::sys::{CUgraph, CUgraphExec, CUstream, CUstreamCaptureMode, CUstreamCaptureStatus};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL` (see the module comment).
-const CAPTURE_MODE_THREAD_LOCAL: i32 = 1;
+const CAPTURE_MODE_THREAD_LOCAL: i32 = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL as i32;
 
 /// What a running capture must restore: the private stream and the stream the handle used before.
 struct Capture {
@@ -140,8 +140,8 @@ fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
     // SAFETY: the private stream of this capture, in the active context; out-pointer valid.
     let ended = ctx.check(unsafe { (api.cuStreamEndCapture)(stream, &mut graph) }, "cuStreamEndCapture");
     let mut status = 0;
-    // SAFETY: as above. Status 0 = CU_STREAM_CAPTURE_STATUS_NONE: safe to reuse the stream.
-    let idle = unsafe { (api.cuStreamIsCapturing)(stream, &mut status) } == 0 && status == 0;
+    // SAFETY: as above. Not capturing (CU_STREAM_CAPTURE_STATUS_NONE): safe to reuse the stream.
+    let idle = unsafe { (api.cuStreamIsCapturing)(stream, &mut status) } == 0 && status == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE as i32;
     if idle {
         streams::give_back_capture(&ctx, stream);
     } else {
