@@ -14,12 +14,12 @@ use crate::core::context::Context;
 use crate::core::error::Result;
 use crate::core::event;
 use crate::core::handle::Handle;
-use cudarc::driver::sys::CUevent;
+use cudarc::driver::sys::{CUevent, CUevent_flags};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// `CU_EVENT_DISABLE_TIMING`: cheaper to record and query, and markers never time anything.
-const CU_EVENT_DISABLE_TIMING: u32 = 2;
+const CU_EVENT_DISABLE_TIMING: u32 = CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
 
 struct Signals {
     ids: Vec<u64>,

@@ -1,6 +1,7 @@
 //! The one error type of the native core. The JNI layer maps each variant onto a Java exception
 //! (see `jni/throw.rs`); nothing here knows about Java.
 
+use cudarc::driver::sys::CUresult;
 use std::fmt;
 
 /// A failed CUDA driver call: the raw `CUresult`, the operation that failed, and a message that
@@ -36,19 +37,19 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 // The driver's (and NVRTC's, mapped onto them) result codes that cuhandle makes or tests for,
-// named as in cuda.h; kept here once so that every module means the same number.
-pub const CUDA_ERROR_INVALID_VALUE: i32 = 1;
-pub const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
-pub const CUDA_ERROR_NOT_INITIALIZED: i32 = 3;
-pub const CUDA_ERROR_INVALID_CONTEXT: i32 = 201;
-pub const CUDA_ERROR_FILE_NOT_FOUND: i32 = 301;
-pub const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: i32 = 302;
-pub const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: i32 = 303;
-pub const CUDA_ERROR_NOT_FOUND: i32 = 500;
-pub const CUDA_ERROR_NOT_READY: i32 = 600;
-pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: i32 = 709;
-pub const CUDA_ERROR_NOT_SUPPORTED: i32 = 801;
-pub const CUDA_ERROR_UNKNOWN: i32 = 999;
+// named as in cuda.h; kept here once so that every module means the same number. The numbers
+// come from cudarc's bindgen of cuda.h, never written by hand (a hand-written attribute number
+// was once off by one, b76317b).
+macro_rules! cuda_results {
+    ($($name:ident),* $(,)?) => {
+        $(pub const $name: i32 = CUresult::$name as i32;)*
+    };
+}
+cuda_results!(
+    CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT,
+    CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_FOUND,
+    CUDA_ERROR_NOT_READY, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_TIMEOUT, CUDA_ERROR_UNKNOWN,
+);
 
 impl Error {
     pub fn cuda(code: i32, operation: impl Into<String>, message: impl Into<String>) -> Error {

@@ -3,7 +3,7 @@
 use crate::core::context::Context;
 use crate::core::error::{Result, CUDA_ERROR_NOT_READY};
 use crate::core::handle::Handle;
-use cudarc::driver::sys::CUevent;
+use cudarc::driver::sys::{CUevent, CUevent_flags, CUevent_wait_flags};
 use std::sync::Arc;
 
 
@@ -34,8 +34,9 @@ impl Event {
         let _scope = handle.activate()?;
         let ctx = handle.context();
         let mut raw = std::ptr::null_mut();
-        // SAFETY: out-pointer valid; default flags (timing enabled); context active.
-        ctx.check(unsafe { (ctx.driver().api.cuEventCreate)(&mut raw, 0) }, "cuEventCreate")?;
+        // Default flags: timing enabled.
+        // SAFETY: out-pointer valid; context active.
+        ctx.check(unsafe { (ctx.driver().api.cuEventCreate)(&mut raw, CUevent_flags::CU_EVENT_DEFAULT as u32) }, "cuEventCreate")?;
         Ok(Event { raw, ctx: Arc::clone(ctx) })
     }
 
@@ -69,7 +70,7 @@ impl Event {
         let _scope = handle.activate()?;
         let api = &handle.context().driver().api;
         // SAFETY: the stream belongs to the active context; the event is live (owned by self).
-        handle.context().check(unsafe { (api.cuStreamWaitEvent)(handle.stream()?, self.raw, 0) }, "cuStreamWaitEvent")
+        handle.context().check(unsafe { (api.cuStreamWaitEvent)(handle.stream()?, self.raw, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32) }, "cuStreamWaitEvent")
     }
 
     /// Milliseconds from `start` to `self` (both recorded and complete).

@@ -22,11 +22,11 @@ use crate::core::handle::{Attachment, Handle};
 use crate::core::memory::device::DeviceMemory;
 use crate::core::memory::pinned::PinnedMemory;
 use crate::core::streams::{self, UseLog};
-use cudarc::driver::sys::{CUgraph, CUgraphExec, CUstream};
+use cudarc::driver::sys::{CUgraph, CUgraphExec, CUstream, CUstreamCaptureMode, CUstreamCaptureStatus};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL` (see the module comment).
-const CAPTURE_MODE_THREAD_LOCAL: i32 = 1;
+const CAPTURE_MODE_THREAD_LOCAL: i32 = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL as i32;
 
 /// What a running capture must restore: the private stream and the stream the handle used before.
 struct Capture {
@@ -56,15 +56,15 @@ fn capture_slot(handle: &Handle) -> Result<MutexGuard<'_, Option<Capture>>> {
     slot.0.lock().map_err(|_| Error::invalid_state("handle capture lock poisoned"))
 }
 
-/// An instantiated graph: the captured template and its executable form, in one context.
+/// An instantiated graph in one context. The captured template is destroyed once instantiated:
+/// the executable graph does not depend on it.
 pub struct Graph {
-    graph: CUgraph,
     exec: CUgraphExec,
     ctx: Arc<Context>,
     nodes: usize,
 }
 
-// SAFETY: graphs and executable graphs are driver handles usable from any thread; the driver
+// SAFETY: executable graphs are driver handles usable from any thread; the driver
 // orders concurrent launches of one executable graph.
 unsafe impl Send for Graph {}
 // SAFETY: as above.
@@ -95,31 +95,27 @@ pub fn begin_capture(handle: &Handle) -> Result<()> {
 /// way the handle's calls go to its previous stream again.
 pub fn end_capture(handle: &Handle) -> Result<Graph> {
     let (ctx, graph) = finish(handle)?;
-    // cuGraphInstantiate needs the context current (INVALID_CONTEXT otherwise, seen on driver 580).
-    let _scope = match handle.activate() {
-        Ok(scope) => scope,
-        Err(e) => {
-            if let Ok(graph) = graph {
-                destroy_template(&ctx, graph);
-            }
-            return Err(e);
-        }
-    };
     let graph = graph?;
-    let mut exec = std::ptr::null_mut();
+    let instantiated = instantiate(handle, &ctx, graph);
+    // Needed no longer, whether or not instantiation worked: an executable graph is independent
+    // of its template, so the template is not kept for the graph's life.
+    destroy_template(&ctx, graph);
+    instantiated
+}
+
+/// The executable form of `graph`, a template captured in `ctx` (the handle's context).
+fn instantiate(handle: &Handle, ctx: &Arc<Context>, graph: CUgraph) -> Result<Graph> {
+    // cuGraphInstantiate needs the context current (INVALID_CONTEXT otherwise, seen on driver 580).
+    let _scope = handle.activate()?;
     let api = &ctx.driver().api;
-    // SAFETY: out-pointer valid; `graph` came from cuStreamEndCapture in this context, now active.
-    let rc = unsafe { (api.cuGraphInstantiateWithFlags)(&mut exec, graph, 0) };
-    if let Err(e) = ctx.check(rc, "cuGraphInstantiateWithFlags") {
-        destroy_template(&ctx, graph);
-        return Err(e);
-    }
     let mut nodes = 0usize;
-    // SAFETY: a null node array asks for the count only; the out-pointer is valid.
-    let rc = unsafe { (api.cuGraphGetNodes)(graph, std::ptr::null_mut(), &mut nodes) };
-    let result = Graph { graph, exec, ctx: Arc::clone(&ctx), nodes };
-    ctx.check(rc, "cuGraphGetNodes")?; // on failure `result` is dropped unlaunched: see Drop
-    Ok(result)
+    // SAFETY: a null node array asks for the count only; the out-pointer is valid; `graph` came
+    // from cuStreamEndCapture and is not destroyed yet.
+    ctx.check(unsafe { (api.cuGraphGetNodes)(graph, std::ptr::null_mut(), &mut nodes) }, "cuGraphGetNodes")?;
+    let mut exec = std::ptr::null_mut();
+    // SAFETY: out-pointer valid; `graph` came from cuStreamEndCapture in this context, now active.
+    ctx.check(unsafe { (api.cuGraphInstantiateWithFlags)(&mut exec, graph, 0) }, "cuGraphInstantiateWithFlags")?;
+    Ok(Graph { exec, ctx: Arc::clone(ctx), nodes })
 }
 
 /// Ends a capture whose work failed: destroys whatever was recorded and restores the stream.
@@ -144,8 +140,8 @@ fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
     // SAFETY: the private stream of this capture, in the active context; out-pointer valid.
     let ended = ctx.check(unsafe { (api.cuStreamEndCapture)(stream, &mut graph) }, "cuStreamEndCapture");
     let mut status = 0;
-    // SAFETY: as above. Status 0 = CU_STREAM_CAPTURE_STATUS_NONE: safe to reuse the stream.
-    let idle = unsafe { (api.cuStreamIsCapturing)(stream, &mut status) } == 0 && status == 0;
+    // SAFETY: as above. Not capturing (CU_STREAM_CAPTURE_STATUS_NONE): safe to reuse the stream.
+    let idle = unsafe { (api.cuStreamIsCapturing)(stream, &mut status) } == 0 && status == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE as i32;
     if idle {
         streams::give_back_capture(&ctx, stream);
     } else {
@@ -166,7 +162,7 @@ fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
 
 fn destroy_template(ctx: &Context, graph: CUgraph) {
     // SAFETY: a graph from cuStreamEndCapture, destroyed once; no executable graph refers to it
-    // (an executable graph is independent of its template once instantiated).
+    // (an executable graph is independent of its template once instantiated, cuGraphInstantiate).
     let rc = unsafe { (ctx.driver().api.cuGraphDestroy)(graph) };
     if rc != 0 {
         log::warn!("cuGraphDestroy failed: {}", ctx.driver().describe(rc));
@@ -208,16 +204,12 @@ impl Graph {
         // SAFETY: an executable graph of the active context and a stream of it.
         self.ctx.check(unsafe { (self.ctx.driver().api.cuGraphLaunch)(self.exec, queue.raw()) }, "cuGraphLaunch")
     }
-
-    /// Destroys the graph without waiting: the driver frees an executable graph whose replays are
-    /// still queued once they finish (`cuGraphExecDestroy`). Never fails: a dead context took the
-    /// graph with it (H8).
-    pub fn destroy(self) {
-        // Drop does the work, so that a Graph dropped on an error path is freed the same way.
-    }
 }
 
 impl Drop for Graph {
+    /// Destroys the graph without waiting: the driver frees an executable graph whose replays are
+    /// still queued once they finish (`cuGraphExecDestroy`). Never fails: a dead context took the
+    /// graph with it (H8).
     fn drop(&mut self) {
         match self.ctx.activate() {
             Ok(_scope) => {
@@ -230,7 +222,6 @@ impl Drop for Graph {
                 if rc != 0 {
                     log::warn!("cuGraphExecDestroy failed: {}", self.ctx.driver().describe(rc));
                 }
-                destroy_template(&self.ctx, self.graph);
             }
             Err(e) => log::debug!("not destroying a graph: its context is gone ({e})"),
         }

@@ -4,10 +4,8 @@
 
 use crate::core::context::Context;
 use crate::core::error::{Error, Result};
+use cudarc::driver::sys::CU_MEMHOSTREGISTER_PORTABLE;
 use std::sync::Arc;
-
-/// `CU_MEMHOSTREGISTER_PORTABLE`: pinned for every context, like `cuMemHostAlloc`'s portable memory.
-const CU_MEMHOSTREGISTER_PORTABLE: u32 = 1;
 
 pub struct HostRegistration {
     ptr: *mut u8,
@@ -31,17 +29,11 @@ impl HostRegistration {
         if ptr.is_null() || bytes == 0 {
             return Err(Error::invalid_argument(format!("cannot page-lock {bytes} bytes at {ptr:p}; expected a direct ByteBuffer of at least 1 byte")));
         }
+        // Portable: pinned for every context, like `cuMemHostAlloc`'s portable memory.
         // SAFETY: the caller guarantees the range; the context is active.
         let rc = unsafe { (ctx.driver().api.cuMemHostRegister)(ptr.cast(), bytes, CU_MEMHOSTREGISTER_PORTABLE) };
         ctx.check(rc, "cuMemHostRegister")?;
         Ok(HostRegistration { ptr, bytes, ctx: Arc::clone(ctx) })
-    }
-
-    pub fn address(&self) -> *mut u8 {
-        self.ptr
-    }
-    pub fn bytes(&self) -> usize {
-        self.bytes
     }
 }
 

@@ -27,16 +27,22 @@ const WANTED_FLAGS: u32 = 0x0a03;
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const WANTED_FLAGS: u32 = 0x0003;
 
-/// The absolute paths the cache records for `name` (e.g. `libcuda.so.1`), in the cache's order.
-pub fn paths_of(name: &str) -> Vec<String> {
-    read().map(|cache| lookup(&cache, name)).unwrap_or_default()
-}
+/// The cache file's bytes, read once for a whole search (every name is looked up in the same
+/// read); empty where the file is missing or unreadable.
+pub struct Cache(Vec<u8>);
 
-fn read() -> Option<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(CACHE_FILE).ok()?.take(MAX_CACHE_BYTES).read_to_end(&mut bytes).ok()?;
-    Some(bytes)
+impl Cache {
+    pub fn read() -> Cache {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        let read = std::fs::File::open(CACHE_FILE).and_then(|file| file.take(MAX_CACHE_BYTES).read_to_end(&mut bytes));
+        Cache(if read.is_ok() { bytes } else { Vec::new() })
+    }
+
+    /// The absolute paths the cache records for `name` (e.g. `libcuda.so.1`), in the cache's order.
+    pub fn paths_of(&self, name: &str) -> Vec<String> {
+        lookup(&self.0, name)
+    }
 }
 
 /// The paths recorded for `name` in a cache file's bytes; nothing for a file of another format.
@@ -145,7 +151,7 @@ mod tests {
     fn this_machines_cache_is_read() {
         // Every glibc system has a cache that knows libc itself.
         if std::path::Path::new(CACHE_FILE).exists() {
-            assert!(paths_of("libc.so.6").iter().all(|p| p.starts_with('/')));
+            assert!(Cache::read().paths_of("libc.so.6").iter().all(|p| p.starts_with('/')));
         }
     }
 }

@@ -6,17 +6,18 @@ use crate::core::image::{self, ImageKind};
 use crate::core::streams::UseLog;
 use std::sync::Arc;
 use crate::core::param_layout::{ImageLayouts, Param};
-use cudarc::driver::sys::{CUdevice, CUkernel, CUlibrary};
+use cudarc::driver::sys::{CUdevice, CUjit_option, CUkernel, CUlibrary, CUlibraryOption};
 use std::ffi::{c_void, CStr, CString};
 
-const CU_JIT_MAX_REGISTERS: i32 = 0;
-const CU_JIT_INFO_LOG_BUFFER: i32 = 3;
-const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: i32 = 4;
-const CU_JIT_ERROR_LOG_BUFFER: i32 = 5;
-const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: i32 = 6;
-const CU_JIT_OPTIMIZATION_LEVEL: i32 = 7;
-const CU_JIT_LOG_VERBOSE: i32 = 12;
-const CU_LIBRARY_BINARY_IS_PRESERVED: i32 = 1;
+// JIT and library option keys, from cudarc's bindgen of cuda.h rather than written by hand.
+const CU_JIT_MAX_REGISTERS: i32 = CUjit_option::CU_JIT_MAX_REGISTERS as i32;
+const CU_JIT_INFO_LOG_BUFFER: i32 = CUjit_option::CU_JIT_INFO_LOG_BUFFER as i32;
+const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: i32 = CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES as i32;
+const CU_JIT_ERROR_LOG_BUFFER: i32 = CUjit_option::CU_JIT_ERROR_LOG_BUFFER as i32;
+const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: i32 = CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES as i32;
+const CU_JIT_OPTIMIZATION_LEVEL: i32 = CUjit_option::CU_JIT_OPTIMIZATION_LEVEL as i32;
+const CU_JIT_LOG_VERBOSE: i32 = CUjit_option::CU_JIT_LOG_VERBOSE as i32;
+const CU_LIBRARY_BINARY_IS_PRESERVED: i32 = CUlibraryOption::CU_LIBRARY_BINARY_IS_PRESERVED as i32;
 /// Bytes of each JIT log buffer (error and info).
 const JIT_LOG_BYTES: usize = 16 * 1024;
 /// No kernel has more parameters than this (the driver's limit is 4 KiB of parameters anyway).
@@ -272,8 +273,30 @@ impl Library {
         self.raw
     }
 
-    /// The kernel called `name`; unknown names list the library's kernels where possible.
+    /// The kernel called `name` with its parameter sizes; unknown names list the library's kernels
+    /// where possible.
     pub fn kernel(&self, name: &str) -> Result<KernelInfo> {
+        let kernel = self.kernel_ref(name)?;
+        if let Some(layouts) = &self.image_layouts {
+            let param_sizes = match layouts.get(name) {
+                Some(params) => ParamSizes::Known(params.iter().map(|p| p.size).collect()),
+                None => ParamSizes::Unsupported,
+            };
+            return Ok(KernelInfo { kernel, param_sizes });
+        }
+        // The driver answers parameter queries only with a live context current; without one (or
+        // with a destroyed one, which cudaDeviceReset leaves current on the calling thread) the
+        // sizes are probed at the first launch, where the handle's context is active.
+        let param_sizes = match self.param_sizes(kernel) {
+            Err(e) if matches!(e.cuda_code(), Some(CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_CONTEXT_IS_DESTROYED)) => ParamSizes::NeedContext,
+            other => other?,
+        };
+        Ok(KernelInfo { kernel, param_sizes })
+    }
+
+    /// The kernel called `name` alone, for callers that know its parameters (the built-in BLAS
+    /// kernels): no parameter query. Unknown names list the library's kernels where possible.
+    pub fn kernel_ref(&self, name: &str) -> Result<KernelRef> {
         let c_name = CString::new(name).map_err(|_| Error::invalid_argument(format!("kernel name {name:?} contains a NUL character")))?;
         let mut raw = std::ptr::null_mut();
         // SAFETY: NUL-terminated name; out-pointer is valid; the library is loaded.
@@ -291,21 +314,7 @@ impl Library {
             // Lazy loading defers JIT compilation (and its errors) to the first lookup.
             return Err(Error::cuda(rc, "cuLibraryGetKernel", format!("{} (kernel '{name}'){}", self.driver.describe(rc), jit_log_text(&self.jit_log))));
         }
-        if let Some(layouts) = &self.image_layouts {
-            let param_sizes = match layouts.get(name) {
-                Some(params) => ParamSizes::Known(params.iter().map(|p| p.size).collect()),
-                None => ParamSizes::Unsupported,
-            };
-            return Ok(KernelInfo { kernel: KernelRef(raw), param_sizes });
-        }
-        // The driver answers parameter queries only with a live context current; without one (or
-        // with a destroyed one, which cudaDeviceReset leaves current on the calling thread) the
-        // sizes are probed at the first launch, where the handle's context is active.
-        let param_sizes = match self.param_sizes(KernelRef(raw)) {
-            Err(e) if matches!(e.cuda_code(), Some(CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_CONTEXT_IS_DESTROYED)) => ParamSizes::NeedContext,
-            other => other?,
-        };
-        Ok(KernelInfo { kernel: KernelRef(raw), param_sizes })
+        Ok(KernelRef(raw))
     }
 
     /// Parameter sizes from `cuKernelGetParamInfo` ([`Library::driver_param_layout`]). Needs a

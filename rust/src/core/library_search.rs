@@ -7,7 +7,9 @@
 //! then the absolute entries of `LD_LIBRARY_PATH` (the others are ignored with one warning),
 //! then the paths the dynamic linker's cache (`ldconfig`) records for the name.
 
+use crate::core::error::{CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED};
 use crate::core::ld_so_cache;
+use crate::core::shared_library::Tried;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Candidates that exist, without duplicates, for `names` (preferred first) in `folders` (searched
@@ -16,7 +18,8 @@ pub fn candidates(names: &[&str], folders: &[String]) -> Vec<String> {
     let from_env = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
     let (searched, ignored) = ld_library_path(&from_env);
     warn_once_about(&ignored);
-    candidates_in(names, folders, &searched, ld_so_cache::paths_of)
+    let cache = ld_so_cache::Cache::read();
+    candidates_in(names, folders, &searched, |name| cache.paths_of(name))
 }
 
 /// As [`candidates`], with the environment's folders and the cache given (for tests).
@@ -51,6 +54,41 @@ pub fn searched_places(folders: &[String]) -> String {
     places.join(", ")
 }
 
+/// How the failure of one library's search is worded (see [`failure`]).
+pub struct Wording<'a> {
+    /// The library as messages name it: `libcuda`, `libnvrtc`.
+    pub library: &'a str,
+    /// The sentence for "no file found": `libcuda was not found (is the NVIDIA driver installed?)`.
+    pub not_found: &'a str,
+    /// The file names the default search looks for, preferred first.
+    pub names: &'a [&'a str],
+    /// What every message ends with: how to choose or install the library.
+    pub advice: &'a str,
+}
+
+/// The `CUresult` and message for a search in which no candidate gave a usable library (`tried`,
+/// from `shared_library::open_first`). A library that loaded but was not usable comes first, with
+/// its own code and words, then files the dynamic linker refused, then files that are absent.
+/// `searched` describes the default search, for the message when it found no file at all (`None`:
+/// the candidates are what was configured).
+pub fn failure(wording: &Wording, tried: Tried<(i32, String)>, candidates: &[String], searched: Option<&str>) -> (i32, String) {
+    let Wording { library, not_found, names, advice } = wording;
+    let absent: Vec<String> = tried.absent.iter().map(|(candidate, reason)| format!("{candidate} ({reason})")).collect();
+    let also = |others: Vec<String>| if others.is_empty() { String::new() } else { format!("; also tried: {}", others.join("; ")) };
+    if let Some((code, message)) = tried.unusable.first() {
+        let others = tried.unusable[1..].iter().map(|(_, m)| m.clone()).chain(tried.refused.iter().cloned()).chain(absent).collect();
+        return (*code, format!("{message}{}. {advice}", also(others)));
+    }
+    if !tried.refused.is_empty() {
+        return (CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, format!("{library} exists but could not be loaded: {}{}. {advice}", tried.refused.join("; "), also(absent)));
+    }
+    let what = match searched {
+        Some(places) if candidates.is_empty() => format!("no {} in {places}", names.join(" or ")),
+        _ => absent.join("; "),
+    };
+    (CUDA_ERROR_FILE_NOT_FOUND, format!("{not_found}; tried: {what}. {advice}"))
+}
+
 static WARNED: AtomicBool = AtomicBool::new(false);
 
 fn warn_once_about(ignored: &[String]) {
@@ -77,6 +115,21 @@ mod tests {
         assert_eq!(ignored, ["", "", "lib"]);
         assert_eq!(ld_library_path(""), (Vec::new(), Vec::new()));
         assert_eq!(ld_library_path("/a:").1, [""], "a trailing colon is the current folder too");
+    }
+
+    #[test]
+    fn a_failed_search_names_the_unusable_library_first_then_refused_then_absent_files() {
+        let tried = Tried {
+            absent: vec![("/a/libx.so".to_string(), "no such file".to_string())],
+            refused: vec!["/b/libx.so: invalid ELF header".to_string()],
+            unusable: vec![(302, "/c/libx.so lacks xInit".to_string()), (303, "/d/libx.so is too old".to_string())],
+        };
+        let wording = Wording { library: "libx", not_found: "libx was not found", names: &["libx.so.1", "libx.so"], advice: "Install libx" };
+        let (code, message) = failure(&wording, tried, &[], None);
+        assert_eq!(code, 302);
+        assert_eq!(message, "/c/libx.so lacks xInit; also tried: /d/libx.so is too old; /b/libx.so: invalid ELF header; /a/libx.so (no such file). Install libx");
+        let none = Tried { absent: Vec::new(), refused: Vec::new(), unusable: Vec::new() };
+        assert_eq!(failure(&wording, none, &[], Some("/opt")), (CUDA_ERROR_FILE_NOT_FOUND, "libx was not found; tried: no libx.so.1 or libx.so in /opt. Install libx".to_string()));
     }
 
     /// Issue 26 (4): with `LD_LIBRARY_PATH=":/usr/local/cuda/lib64"` a `libcuda.so.1` in the

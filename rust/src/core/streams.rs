@@ -22,14 +22,14 @@
 
 use crate::core::context::Context;
 use crate::core::error::Result;
-use cudarc::driver::sys::{CUevent, CUstream};
+use cudarc::driver::sys::{CUevent, CUevent_flags, CUevent_wait_flags, CUstream, CUstream_flags};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// `CU_STREAM_NON_BLOCKING`: handle work must not serialise with the legacy default stream.
-const CU_STREAM_NON_BLOCKING: u32 = 1;
+const CU_STREAM_NON_BLOCKING: u32 = CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
 /// `CU_EVENT_DISABLE_TIMING`: ordering events time nothing, which makes them cheaper.
-const CU_EVENT_DISABLE_TIMING: u32 = 2;
+const CU_EVENT_DISABLE_TIMING: u32 = CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
 
 /// A non-blocking stream that cuhandle created in one context and never destroys.
 #[derive(Debug)]
@@ -45,6 +45,12 @@ impl PooledStream {
     }
     pub fn lease(&self) -> u64 {
         self.lease.load(Ordering::Acquire)
+    }
+
+    /// A stream value no driver call sees, under lease `lease` (for tests of use tracking).
+    #[cfg(test)]
+    pub(crate) fn for_test(raw: usize, lease: u64) -> PooledStream {
+        PooledStream { raw, lease: AtomicU64::new(lease) }
     }
 }
 
@@ -116,8 +122,6 @@ struct Attachment {
 struct ContextStreams {
     context_id: u64,
     free: Vec<Arc<PooledStream>>,
-    /// Every pooled stream ever made, leased or free (for the count in `Handle.memoryStats`).
-    made: usize,
     spare_capture: Vec<usize>,
     attachments: Vec<Attachment>,
     spare_events: Vec<usize>,
@@ -141,7 +145,6 @@ fn of<'a>(all: &'a mut Vec<ContextStreams>, ctx: &Context) -> &'a mut ContextStr
             all.push(ContextStreams {
                 context_id: ctx.id(),
                 free: Vec::new(),
-                made: 0,
                 spare_capture: Vec::new(),
                 attachments: Vec::new(),
                 spare_events: Vec::new(),
@@ -168,11 +171,7 @@ pub fn lease(ctx: &Context) -> Result<Lease> {
     let streams = of(&mut all, ctx);
     let stream = match streams.free.pop() {
         Some(stream) => stream,
-        None => {
-            let stream = Arc::new(PooledStream { raw: create_stream(ctx)?, lease: AtomicU64::new(1) });
-            streams.made += 1;
-            stream
-        }
+        None => Arc::new(PooledStream { raw: create_stream(ctx)?, lease: AtomicU64::new(1) }),
     };
     let number = stream.lease();
     Ok(Lease { stream, number })
@@ -183,11 +182,6 @@ pub fn lease(ctx: &Context) -> Result<Lease> {
 pub fn give_back(ctx: &Context, lease: Lease) {
     lease.stream.lease.fetch_add(1, Ordering::AcqRel);
     of(&mut lock(), ctx).free.push(lease.stream);
-}
-
-/// Pooled streams made for `ctx` so far (leased or free).
-pub fn pooled_count(ctx: &Context) -> usize {
-    of(&mut lock(), ctx).made
 }
 
 /// A non-blocking stream of `ctx` that nothing else uses until [`give_back_capture`]. The
@@ -260,10 +254,7 @@ pub unsafe fn order_after<'a>(ctx: &Context, waiter: CUstream, uses: impl IntoIt
         if used.raw() == waiter || !still_running(streams, used) {
             continue;
         }
-        let event = match streams.spare_events.pop() {
-            Some(event) => event as CUevent,
-            None => new_event(ctx)?,
-        };
+        let event = spare_event(streams, ctx)?;
         let api = &ctx.driver().api;
         // SAFETY: the event and both streams belong to the active context; the used stream is
         // pooled (never destroyed), legacy, or a user stream a handle is attached to (checked
@@ -272,7 +263,7 @@ pub unsafe fn order_after<'a>(ctx: &Context, waiter: CUstream, uses: impl IntoIt
         // SAFETY: as above, and `waiter` is live (the caller's contract). The wait applies to the
         // event's state now; re-recording it later for
         // another wait does not change this one (cuStreamWaitEvent), so it can go back at once.
-        let waited = recorded.and_then(|()| ctx.check(unsafe { (api.cuStreamWaitEvent)(waiter, event, 0) }, "cuStreamWaitEvent"));
+        let waited = recorded.and_then(|()| ctx.check(unsafe { (api.cuStreamWaitEvent)(waiter, event, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32) }, "cuStreamWaitEvent"));
         streams.spare_events.push(event as usize);
         waited?;
     }
@@ -290,15 +281,12 @@ pub fn mark<'a>(ctx: &Context, uses: impl IntoIterator<Item = &'a StreamUse>) ->
         if !still_running(streams, used) {
             continue;
         }
-        let event = match streams.spare_events.pop() {
-            Some(event) => event as CUevent,
-            None => match new_event(ctx) {
-                Ok(event) => event,
-                Err(e) => {
-                    streams.spare_events.extend(marks);
-                    return Err(e);
-                }
-            },
+        let event = match spare_event(streams, ctx) {
+            Ok(event) => event,
+            Err(e) => {
+                streams.spare_events.extend(marks);
+                return Err(e);
+            }
         };
         // SAFETY: as in `order_after`.
         if let Err(e) = ctx.check(unsafe { (ctx.driver().api.cuEventRecord)(event, used.raw()) }, "cuEventRecord") {
@@ -314,6 +302,14 @@ pub fn mark<'a>(ctx: &Context, uses: impl IntoIterator<Item = &'a StreamUse>) ->
 /// Returns events from [`mark`] once they are no longer needed.
 pub fn give_back_events(ctx: &Context, events: Vec<usize>) {
     of(&mut lock(), ctx).spare_events.extend(events);
+}
+
+/// A spare ordering event of the context, or a new one. The context must be active.
+fn spare_event(streams: &mut ContextStreams, ctx: &Context) -> Result<CUevent> {
+    match streams.spare_events.pop() {
+        Some(event) => Ok(event as CUevent),
+        None => new_event(ctx),
+    }
 }
 
 fn new_event(ctx: &Context) -> Result<CUevent> {
@@ -454,7 +450,7 @@ mod tests {
     use super::*;
 
     fn pooled(raw: usize, lease: u64) -> StreamUse {
-        let stream = Arc::new(PooledStream { raw, lease: AtomicU64::new(lease) });
+        let stream = Arc::new(PooledStream::for_test(raw, lease));
         StreamUse::Pooled(Lease { stream, number: lease })
     }
 
@@ -478,7 +474,6 @@ mod tests {
         let mut streams = ContextStreams {
             context_id: 1,
             free: Vec::new(),
-            made: 0,
             spare_capture: Vec::new(),
             attachments: vec![Attachment { raw: 0x200, handles: 1, number: 3 }],
             spare_events: Vec::new(),

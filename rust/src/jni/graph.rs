@@ -1,7 +1,7 @@
 //! `dev.cuhandle.NativeApi`: graph capture and replay. The Java `Handle` confines a capture to
 //! one thread and ends it on every path; the Java `Graph` owns the graph pointer.
 
-use crate::core::graph::{self, Graph};
+use crate::core::graph;
 use crate::jni::native_ptr::{BufferPtr, GraphPtr, HandlePtr, Held, LibraryPtr, PinnedPtr, Ptr};
 use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
@@ -60,7 +60,8 @@ fn graph_launch(env: EnvUnowned<'_>, _: JClass<'_>, g: GraphPtr, h: HandlePtr, b
     })
 }
 
-/// Called once per graph, after the last call in flight returned.
+/// Called once per graph, after the last call in flight returned; `Graph`'s Drop destroys it
+/// without waiting for queued replays.
 fn graph_destroy(env: EnvUnowned<'_>, _: JClass<'_>, g: GraphPtr) {
-    entry!(env, |_e| g.release_with(Graph::destroy))
+    entry!(env, |_e| g.release())
 }

@@ -70,8 +70,8 @@ fn create_context(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) -> jlong {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         let mut ctx = std::ptr::null_mut();
-        // SAFETY: out-pointer valid; flags 0; the driver validates the device.
-        d.check(unsafe { (d.api.cuCtxCreate)(&mut ctx, 0, device) }, "cuCtxCreate")?;
+        // SAFETY: out-pointer valid; the driver validates the device.
+        d.check(unsafe { (d.api.cuCtxCreate)(&mut ctx, cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_AUTO as u32, device) }, "cuCtxCreate")?;
         Ok(ctx as jlong)
     })
 }

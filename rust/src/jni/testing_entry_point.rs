@@ -4,6 +4,7 @@
 
 use crate::core::driver;
 use crate::core::error::Result;
+use cudarc::driver::sys::{CUdriverProcAddressQueryResult, CUdriverProcAddress_flags};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::OnceLock;
 
@@ -40,9 +41,8 @@ pub(crate) unsafe fn lookup<F: Copy>(symbol: &str, cuda_version: i32) -> Result<
     let mut pfn: *mut c_void = std::ptr::null_mut();
     let mut status: c_int = 0;
     // SAFETY: `name` is NUL-terminated; the out-pointers are valid locals.
-    let rc = unsafe { get_proc(name.as_ptr(), &mut pfn, cuda_version, 0, &mut status) };
-    // status 0 is CU_GET_PROC_ADDRESS_SUCCESS.
-    if rc != 0 || status != 0 || pfn.is_null() {
+    let rc = unsafe { get_proc(name.as_ptr(), &mut pfn, cuda_version, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT as u64, &mut status) };
+    if rc != 0 || status != CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS as c_int || pfn.is_null() {
         return Ok(None);
     }
     // SAFETY: the sizes are equal (checked at compile time above) and the caller promises that `F` is the entry

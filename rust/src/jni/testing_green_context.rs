@@ -23,6 +23,8 @@ use std::ffi::{c_int, c_uint, c_void};
 
 /// The ABI version of the entry points and of `CUdevResource` that these calls use.
 const GREEN_CONTEXT_ABI: i32 = 12040;
+// The next two are written by hand: cudarc has them only with its cuda-12040 feature, and this crate
+// builds against the 12.0 bindings. Both equal CUDA 12.4's cuda.h (CUdevResourceType, CUgreenCtxCreate_flags).
 /// `CU_DEV_RESOURCE_TYPE_SM`.
 const RESOURCE_TYPE_SM: c_int = 1;
 /// `CU_GREEN_CTX_DEFAULT_STREAM`, required by `cuGreenCtxCreate`.

@@ -11,7 +11,8 @@ use crate::core::launch;
 use cudarc::driver::sys::{CUfunction, CUkernel};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
-/// The 16 kernels, looked up once per process from the built-in library.
+/// The 16 kernels, looked up once per process from the built-in library (by name alone: their
+/// parameters are kernels/blas1.cu's, so nothing asks the driver for them).
 struct Kernels([CUkernel; KERNEL_COUNT]);
 // SAFETY: CUkernel handles are process-wide and context-independent.
 unsafe impl Send for Kernels {}
@@ -34,7 +35,7 @@ fn kernels() -> Result<&'static Kernels> {
     let mut all = [std::ptr::null_mut(); KERNEL_COUNT];
     for op in Op::ALL {
         for p in [Precision::F32, Precision::F64] {
-            all[kernel_index(op, p)] = library.kernel(&op.kernel_name(p))?.kernel.raw();
+            all[kernel_index(op, p)] = library.kernel_ref(&op.kernel_name(p))?.raw();
         }
     }
     Ok(KERNELS.get_or_init(|| Kernels(all)))

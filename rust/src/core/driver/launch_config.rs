@@ -2,14 +2,12 @@
 //! cuda.h (laid out as there) that `cuLaunchKernelEx` takes, built on the stack: a launch
 //! allocates nothing.
 
-use cudarc::driver::sys::CUstream;
+use cudarc::driver::sys::{CUlaunchAttributeID, CUstream};
 
-/// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`.
-const LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = 2;
-/// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
-const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = 4;
-/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`.
-const LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: u32 = 6;
+// The attribute ids, from cudarc's bindgen of cuda.h rather than written by hand.
+const LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE as u32;
+const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION as u32;
+const LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: u32 = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION as u32;
 
 #[derive(Debug, Clone, Copy)]
 pub struct LaunchShape {

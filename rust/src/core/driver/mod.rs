@@ -9,7 +9,7 @@ pub use api::{CuResult, DriverApi};
 use crate::core::configured_path::ConfiguredPath;
 use crate::core::library_search;
 use crate::core::shared_library;
-use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
+use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 
 use std::ffi::CStr;
 use std::sync::OnceLock;
@@ -90,26 +90,12 @@ const OPERATION: &str = "loading the CUDA driver library";
 /// Loads the first candidate that is a usable driver. `searched` describes the default search,
 /// for the message when it found no file at all (None: the candidates are what was configured).
 fn load_from(candidates: &[String], searched: Option<&str>) -> std::result::Result<Driver, CudaFailure> {
-    let fail = |code: i32, message: String| CudaFailure { code, operation: OPERATION.into(), message };
-    let tried = match shared_library::open_first(candidates, finish_load) {
-        Ok(driver) => return Ok(driver),
-        Err(tried) => tried,
-    };
-    let absent: Vec<String> = tried.absent.iter().map(|(candidate, reason)| format!("{candidate} ({reason})")).collect();
-    let choose = format!("Set -Dcuhandle.driver.path=/path/to/libcuda.so.1 or {DRIVER_PATH_ENV} to choose one");
-    let also = |others: Vec<String>| if others.is_empty() { String::new() } else { format!("; also tried: {}", others.join("; ")) };
-    if let Some((code, message)) = tried.unusable.first() {
-        let others = tried.unusable[1..].iter().map(|(_, m)| m.clone()).chain(tried.refused.iter().cloned()).chain(absent.iter().cloned()).collect();
-        return Err(fail(*code, format!("{message}{}. {choose}", also(others))));
-    }
-    if !tried.refused.is_empty() {
-        return Err(fail(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, format!("libcuda exists but could not be loaded: {}{}. {choose}", tried.refused.join("; "), also(absent))));
-    }
-    let what = match searched {
-        Some(places) if candidates.is_empty() => format!("no {} in {places}", DRIVER_NAMES.join(" or ")),
-        _ => absent.join("; "),
-    };
-    Err(fail(CUDA_ERROR_FILE_NOT_FOUND, format!("libcuda was not found (is the NVIDIA driver installed?); tried: {what}. {choose}")))
+    shared_library::open_first(candidates, finish_load).map_err(|tried| {
+        let advice = format!("Set -Dcuhandle.driver.path=/path/to/libcuda.so.1 or {DRIVER_PATH_ENV} to choose one");
+        let wording = library_search::Wording { library: "libcuda", not_found: "libcuda was not found (is the NVIDIA driver installed?)", names: DRIVER_NAMES, advice: &advice };
+        let (code, message) = library_search::failure(&wording, tried, candidates, searched);
+        CudaFailure { code, operation: OPERATION.into(), message }
+    })
 }
 
 fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Result<Driver, (i32, String)> {
@@ -190,6 +176,7 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::error::{CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED};
 
     #[test]
     fn library_stem_drops_directories_and_versions() {

@@ -41,6 +41,9 @@ impl AsAny for dyn Attachment {
 /// Marks "the handle's own stream" in `current_stream` (0, 1 and 2 are real stream values:
 /// legacy, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`).
 const OWN_STREAM: usize = usize::MAX;
+// The two special stream handles are cast macros in cuda.h (`#define CU_STREAM_LEGACY ((CUstream)0x1)`,
+// `#define CU_STREAM_PER_THREAD ((CUstream)0x2)`), which bindgen does not translate, so cudarc has no
+// constant for them: these are checked against the header by hand.
 /// `CU_STREAM_LEGACY`: the context's legacy default stream, like 0.
 const CU_STREAM_LEGACY: usize = 1;
 /// `CU_STREAM_PER_THREAD`: the calling thread's default stream.

@@ -101,11 +101,6 @@ impl DeviceMemory {
         }
     }
 
-    /// Whether the memory is allocated in stream order (else a free waits for the context).
-    pub fn stream_ordered(&self) -> bool {
-        matches!(self.release, Release::InStreamOrder { .. })
-    }
-
     pub fn address(&self) -> CUdeviceptr {
         self.ptr
     }
@@ -132,11 +127,13 @@ impl DeviceMemory {
         self.ctx.check(unsafe { (self.ctx.driver().api.cuMemsetD8Async)(dst, value, len, on.raw()) }, "cuMemsetD8Async")
     }
 
-    /// Copies `len` host bytes from `src` to `offset`, in stream order. The host memory may be
-    /// reused when this returns (pageable sources are staged before the call returns).
+    /// Copies `len` host bytes from `src` to `offset`, in stream order. Pageable host memory may
+    /// be reused when this returns (the driver stages it before returning); page-locked memory (a
+    /// `HostRegistration`'s, a `HostBuffer`'s) is read by the DMA later, once the stream gets there.
     ///
     /// # Safety
-    /// `src` must be valid for reading `len` bytes for the duration of the call.
+    /// `src` must be valid for reading `len` bytes for the duration of the call, and, if it is
+    /// page-locked, until the stream has passed the copy.
     pub unsafe fn upload(&self, offset: usize, src: *const u8, len: usize, on: &StreamUse) -> Result<()> {
         let dst = self.check_range(offset, len)?;
         if len == 0 {

@@ -32,13 +32,6 @@ pub struct PinnedMemory {
     ctx: Arc<Context>,
 }
 
-// SAFETY: the block is plain host memory; the Java owner serialises its release after every call
-// that uses it, and concurrent reads/writes of the bytes are the user's business exactly as for a
-// direct ByteBuffer.
-unsafe impl Send for PinnedMemory {}
-// SAFETY: as above; the only mutable state (`uses`) is behind a lock.
-unsafe impl Sync for PinnedMemory {}
-
 impl PinnedMemory {
     /// `bytes` (> 0) of portable pinned memory from `memory`'s cache, with `ctx` active.
     pub fn allocate(memory: &Arc<ContextMemory>, ctx: &Arc<Context>, bytes: usize) -> Result<PinnedMemory> {

@@ -10,16 +10,9 @@
 use crate::core::context::Context;
 use crate::core::error::{Error, Result, CUDA_ERROR_NOT_READY, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::core::streams;
-use cudarc::driver::sys::CUevent;
-use std::sync::atomic::{AtomicU64, Ordering};
+use cudarc::driver::sys::{CUevent, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
 use std::sync::{Mutex, MutexGuard};
 
-/// `CU_MEMHOSTALLOC_PORTABLE`: pinned in every context, so one block can feed handles of
-/// several devices.
-const CU_MEMHOSTALLOC_PORTABLE: u32 = 0x01;
-/// `CU_MEMHOSTALLOC_DEVICEMAP`: mapped into the device's address space (reduction results are
-/// written straight into it; see `host_result`).
-const CU_MEMHOSTALLOC_DEVICEMAP: u32 = 0x02;
 /// The smallest block: one page.
 const MIN_BLOCK: usize = 4096;
 /// Below this, blocks are powers of two; above, multiples of `LARGE_STEP` (at most 1/8 extra).
@@ -37,9 +30,6 @@ impl PinnedBlock {
     pub fn address(&self) -> *mut u8 {
         self.ptr as *mut u8
     }
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
 }
 
 /// A released block and the events that say when the GPU work that used it is done.
@@ -50,7 +40,6 @@ struct Released {
 
 pub struct PinnedCache {
     free: Mutex<Vec<Released>>,
-    cached: AtomicU64,
 }
 
 /// The size class of a request of `bytes` (> 0).
@@ -72,7 +61,7 @@ impl Default for PinnedCache {
 
 impl PinnedCache {
     pub fn new() -> PinnedCache {
-        PinnedCache { free: Mutex::new(Vec::new()), cached: AtomicU64::new(0) }
+        PinnedCache { free: Mutex::new(Vec::new()) }
     }
 
     fn free_list(&self) -> MutexGuard<'_, Vec<Released>> {
@@ -80,9 +69,10 @@ impl PinnedCache {
         self.free.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Bytes of released blocks kept for reuse.
+    /// Bytes of released blocks kept for reuse (summed when asked: only `Handle.memoryStats`
+    /// asks, so the allocate and release paths keep no count).
     pub fn cached_bytes(&self) -> u64 {
-        self.cached.load(Ordering::Relaxed)
+        self.free_list().iter().map(|released| released.block.bytes as u64).sum()
     }
 
     /// A block of at least `bytes` (> 0): a cached one of the size class whose users are done,
@@ -106,14 +96,12 @@ impl PinnedCache {
         let index = free.iter().position(|r| r.block.bytes == class && done(ctx, &r.marks))?;
         let released = free.swap_remove(index);
         drop(free);
-        self.cached.fetch_sub(released.block.bytes as u64, Ordering::Relaxed);
         streams::give_back_events(ctx, released.marks);
         Some(released.block)
     }
 
     /// Keeps `block` for reuse once the work behind `marks` (events from `streams::mark`) is done.
     pub fn put(&self, block: PinnedBlock, marks: Vec<usize>) {
-        self.cached.fetch_add(block.bytes as u64, Ordering::Relaxed);
         self.free_list().push(Released { block, marks });
     }
 
@@ -123,7 +111,6 @@ impl PinnedCache {
         let mut kept = Vec::with_capacity(free.len());
         for released in free.drain(..) {
             if done(ctx, &released.marks) {
-                self.cached.fetch_sub(released.block.bytes as u64, Ordering::Relaxed);
                 streams::give_back_events(ctx, released.marks);
                 free_block(ctx, released.block);
             } else {
@@ -146,7 +133,6 @@ impl PinnedCache {
                     log::debug!("waiting for a pinned block's last use: {}", ctx.driver().describe(rc));
                 }
             }
-            self.cached.fetch_sub(released.block.bytes as u64, Ordering::Relaxed);
             streams::give_back_events(ctx, released.marks);
             free_block(ctx, released.block);
         }
@@ -165,6 +151,8 @@ fn done(ctx: &Context, marks: &[usize]) -> bool {
 
 fn allocate(ctx: &Context, bytes: usize) -> Result<PinnedBlock> {
     let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
+    // Portable: pinned in every context, so one block can feed handles of several devices.
+    // Device-mapped: reduction results are written straight into it (see `host_result`).
     // SAFETY: the out-pointer is a valid local; the context is active (callers' contract).
     let rc = unsafe { (ctx.driver().api.cuMemHostAlloc)(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) };
     if rc == CUDA_ERROR_OUT_OF_MEMORY {

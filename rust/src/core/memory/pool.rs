@@ -12,7 +12,7 @@
 use crate::core::context::Context;
 use crate::core::error::{Result, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::core::memory::failed_allocation::failed_allocation;
-use cudarc::driver::sys::{CUdevice, CUdeviceptr, CUstream};
+use cudarc::driver::sys::{CUdevice, CUdeviceptr, CUmemAllocationType, CUmemLocationType, CUmemPool_attribute, CUstream};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -30,17 +30,17 @@ struct PoolProps {
 const _: () = assert!(std::mem::size_of::<PoolProps>() == 88);
 
 /// `CU_MEM_ALLOCATION_TYPE_PINNED`: device memory that stays resident.
-const ALLOCATION_TYPE_PINNED: i32 = 1;
+const ALLOCATION_TYPE_PINNED: i32 = CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED as i32;
 /// `CU_MEM_LOCATION_TYPE_DEVICE`.
-const LOCATION_TYPE_DEVICE: i32 = 1;
+const LOCATION_TYPE_DEVICE: i32 = CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE as i32;
 /// `CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES` (an `int`).
-const ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: i32 = 3;
+const ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: i32 = CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES as i32;
 /// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD` (a `cuuint64_t`).
-const ATTR_RELEASE_THRESHOLD: i32 = 4;
+const ATTR_RELEASE_THRESHOLD: i32 = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD as i32;
 /// `CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`: bytes the pool holds from the device.
-const ATTR_RESERVED_MEM_CURRENT: i32 = 5;
+const ATTR_RESERVED_MEM_CURRENT: i32 = CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT as i32;
 /// `CU_MEMPOOL_ATTR_USED_MEM_CURRENT`: bytes of it handed out and not freed.
-const ATTR_USED_MEM_CURRENT: i32 = 7;
+const ATTR_USED_MEM_CURRENT: i32 = CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT as i32;
 
 /// "Keep everything": the release threshold when none is configured.
 pub const UNLIMITED: u64 = u64::MAX;

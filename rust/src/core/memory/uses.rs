@@ -3,8 +3,9 @@
 //! per-slice events).
 //!
 //! Device memory is allocated in stream order on its *home* stream (the allocating handle's). Work
-//! on that stream needs nothing: stream order covers it, which keeps the common case (one handle,
-//! one stream) a single comparison, with no lock and no allocation. The first use on another
+//! on that stream, under the same lease or attachment, needs nothing: stream order covers it, and
+//! the release goes to that stream or waits for it, which keeps the common case (one handle, one
+//! stream) a comparison, with no lock and no allocation. The first use on another
 //! stream makes that stream wait for the home stream to pass the allocation (stream-ordered
 //! memory is only valid there from that point), and notes the stream. The release then makes the
 //! freeing stream wait for each noted stream whose work may still run (`streams::order_after`),
@@ -18,8 +19,6 @@ use std::sync::{Mutex, MutexGuard};
 pub struct Uses {
     /// Where the memory was allocated.
     home: StreamUse,
-    /// `home`'s raw stream, for the lock-free check of the common case.
-    home_raw: usize,
     /// Other streams that used the memory, one entry per stream (the latest lease).
     others: Mutex<Vec<StreamUse>>,
 }
@@ -27,8 +26,7 @@ pub struct Uses {
 impl Uses {
     /// Tracking for memory allocated in stream order on `home`.
     pub fn at_home(home: StreamUse) -> Uses {
-        let home_raw = home.raw() as usize;
-        Uses { home, home_raw, others: Mutex::new(Vec::new()) }
+        Uses { home, others: Mutex::new(Vec::new()) }
     }
 
     pub fn home(&self) -> &StreamUse {
@@ -45,10 +43,20 @@ impl Uses {
     /// only update the lease. `ctx` is the memory's context; it is activated when needed.
     #[inline]
     pub fn before_use(&self, ctx: &Context, used: &StreamUse) -> Result<()> {
-        if self.home_raw == used.raw() as usize || used.is_capture() {
+        if self.covered_by_home(used) || used.is_capture() {
             return Ok(());
         }
         self.note_other(ctx, used)
+    }
+
+    /// Whether work on `used` needs no note: the home stream under the home lease or attachment.
+    /// Only the same *use* will do, not just the same raw stream: the release of memory whose home
+    /// is a user stream waits for that stream only while the home attachment lasts (after that it
+    /// goes to the release stream), so a later attachment to the same stream (a second
+    /// `setStream` to it) must be noted, or the free would not wait for its work (rule L3).
+    #[inline]
+    fn covered_by_home(&self, used: &StreamUse) -> bool {
+        self.home.same_use(used)
     }
 
     #[cold]
@@ -77,5 +85,24 @@ impl Uses {
     /// Every stream that used the memory (the home stream first), for the release.
     pub fn all(&self) -> Vec<StreamUse> {
         std::iter::once(self.home.clone()).chain(self.others().iter().cloned()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::streams::{Lease, PooledStream};
+    use std::sync::Arc;
+
+    #[test]
+    fn only_the_home_use_itself_goes_unnoted() {
+        let user = Uses::at_home(StreamUse::User { raw: 0x200, attachment: 3 });
+        assert!(user.covered_by_home(&StreamUse::User { raw: 0x200, attachment: 3 }));
+        assert!(!user.covered_by_home(&StreamUse::User { raw: 0x200, attachment: 4 }), "a later attachment of the same stream must be noted");
+        let stream = Arc::new(PooledStream::for_test(0x100, 1));
+        let pooled = Uses::at_home(StreamUse::Pooled(Lease { stream: Arc::clone(&stream), number: 1 }));
+        assert!(pooled.covered_by_home(&StreamUse::Pooled(Lease { stream: Arc::clone(&stream), number: 1 })));
+        assert!(!pooled.covered_by_home(&StreamUse::User { raw: 0x100, attachment: 1 }));
+        assert!(Uses::at_home(StreamUse::Legacy { raw: 0 }).covered_by_home(&StreamUse::Legacy { raw: 0 }));
     }
 }

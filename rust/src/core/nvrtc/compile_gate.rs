@@ -6,12 +6,9 @@
 //! `CUDA_ERROR_TIMEOUT` that says why, instead of one slow compile stalling every other one
 //! without end.
 
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, CUDA_ERROR_TIMEOUT};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
-
-/// `CUDA_ERROR_TIMEOUT`: a wait that did not end in time.
-const CUDA_ERROR_TIMEOUT: i32 = 909;
 
 pub struct CompileGate {
     busy: Mutex<bool>,

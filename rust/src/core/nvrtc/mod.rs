@@ -13,7 +13,7 @@ use crate::core::driver::{library_stem, mapped_path_of};
 use crate::core::library_search;
 use crate::core::shared_library;
 use crate::core::configured_path::ConfiguredPath;
-use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
+use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 use api::NvrtcApi;
 use compile_gate::CompileGate;
 use std::sync::OnceLock;
@@ -122,28 +122,12 @@ fn version_key(name: &str) -> Vec<u32> {
 /// Loads the first candidate that is a usable NVRTC. `searched` describes the default search, for
 /// the message when it found no file at all (None: the candidates are what was configured).
 fn load_from(candidates: &[String], searched: Option<&str>) -> std::result::Result<Nvrtc, CudaFailure> {
-    let fail = |code: i32, message: String| CudaFailure { code, operation: OPERATION.to_string(), message };
-    let tried = match shared_library::open_first(candidates, finish_load) {
-        Ok(nvrtc) => return Ok(nvrtc),
-        Err(tried) => tried,
-    };
-    let absent: Vec<String> = tried.absent.into_iter().map(|(candidate, _)| candidate).collect();
-    let also = |others: Vec<String>| if others.is_empty() { String::new() } else { format!("; also tried: {}", others.join(", ")) };
-    if let Some((code, message)) = tried.unusable.first() {
-        let others = tried.unusable[1..].iter().map(|(_, m)| m.clone()).chain(tried.refused.iter().cloned()).chain(absent.iter().cloned()).collect();
-        return Err(fail(*code, format!("{message}{}. To compile CUDA source at run time, {INSTALL}", also(others))));
-    }
-    if !tried.refused.is_empty() {
-        return Err(fail(
-            CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
-            format!("libnvrtc exists but could not be loaded: {}{}. To compile CUDA source at run time, {INSTALL}", tried.refused.join("; "), also(absent)),
-        ));
-    }
-    let what = match searched {
-        Some(places) if candidates.is_empty() => format!("{} in {places}", NAMES.join(", ")),
-        _ => absent.join(", "),
-    };
-    Err(fail(CUDA_ERROR_FILE_NOT_FOUND, format!("NVRTC (libnvrtc) was not found; tried: {what}. To compile CUDA source at run time, {INSTALL}")))
+    shared_library::open_first(candidates, finish_load).map_err(|tried| {
+        let advice = format!("To compile CUDA source at run time, {INSTALL}");
+        let wording = library_search::Wording { library: "libnvrtc", not_found: "NVRTC (libnvrtc) was not found", names: NAMES, advice: &advice };
+        let (code, message) = library_search::failure(&wording, tried, candidates, searched);
+        CudaFailure { code, operation: OPERATION.to_string(), message }
+    })
 }
 
 fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Result<Nvrtc, (i32, String)> {
@@ -207,6 +191,7 @@ impl Nvrtc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::error::CUDA_ERROR_FILE_NOT_FOUND;
 
     /// This machine's NVRTC, or None (then the tests that need it say so and pass: NVRTC is
     /// optional; CI's machines have Debian's 11.8).

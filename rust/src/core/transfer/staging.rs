@@ -19,13 +19,11 @@
 use crate::core::context::{self, Context};
 use crate::core::driver::Driver;
 use crate::core::error::{Error, Result, CUDA_ERROR_OUT_OF_MEMORY};
-use cudarc::driver::sys::CUevent;
+use cudarc::driver::sys::{CUevent, CUevent_flags, CU_MEMHOSTALLOC_PORTABLE};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// `CU_MEMHOSTALLOC_PORTABLE`: pinned in every context, as `HostBuffer`'s memory is.
-const CU_MEMHOSTALLOC_PORTABLE: u32 = 1;
 /// `CU_EVENT_DISABLE_TIMING`: the events only order, and untimed ones are cheaper to record.
-const CU_EVENT_DISABLE_TIMING: u32 = 2;
+const CU_EVENT_DISABLE_TIMING: u32 = CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
 
 /// One staging chunk: page-locked host memory and the event recorded after its last DMA.
 pub struct Slot {
@@ -37,10 +35,6 @@ pub struct Slot {
 }
 
 impl Slot {
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
     /// The slot's memory. Only valid to touch once [`wait`](Self::wait) returned.
     pub fn host(&mut self) -> &mut [u8] {
         debug_assert!(!self.pending, "staging memory touched while a DMA may use it");
@@ -77,6 +71,7 @@ impl Slot {
     fn allocate(ctx: &Context, bytes: usize) -> Result<Slot> {
         let api = &ctx.driver().api;
         let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
+        // Portable: pinned in every context, as `HostBuffer`'s memory is.
         // SAFETY: the out-pointer is a valid local; the context is active (caller's activation).
         let rc = unsafe { (api.cuMemHostAlloc)(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE) };
         if rc == CUDA_ERROR_OUT_OF_MEMORY {
@@ -193,11 +188,6 @@ impl Pool {
             checkout.slots.push(Slot::allocate(ctx, bytes)?);
         }
         Ok(checkout)
-    }
-
-    /// Idle slots (for tests).
-    pub fn idle_slots(&self) -> usize {
-        lock(&self.idle).len()
     }
 }
 
