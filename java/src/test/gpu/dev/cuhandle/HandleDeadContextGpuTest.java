@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -124,8 +125,8 @@ class HandleDeadContextGpuTest extends HandleGpuTestBase {
 
     /**
      * The pointer alone is no identity: on a GPU a context created after another was destroyed gets
-     * its address (asserted; within {@value #ADDRESS_REUSE_ATTEMPTS} creations), and the old context's
-     * handle still fails with a CudaException because the id differs, while the new context works.
+     * its address (within {@value #ADDRESS_REUSE_ATTEMPTS} creations, when the driver does; the test aborts
+     * with that reason, after its other checks, when none did), and the old context's handle still fails with a CudaException because the id differs, while the new context works.
      * Relies on cuCtxGetId answering for a destroyed context, which NVIDIA leaves undefined
      * (cuCtxDestroy): measured on driver 580 only.
      */
@@ -168,10 +169,6 @@ class HandleDeadContextGpuTest extends HandleGpuTestBase {
             System.out.println("[h8] context A " + hex(a) + " (id " + idA + ") destroyed; " + (reusing != 0
                     ? "new context " + created.size() + " of " + created.size() + " REUSES A's address (id " + idB + ")"
                     : "none of " + created.size() + " new contexts reused A's address; B " + hex(b) + " (id " + idB + ")"));
-            if (!StandIn.active()) {
-                assertEquals(hex(a), hex(reusing), "a new context gets a destroyed context's address (docs/handles.md; on the H200 the next "
-                        + "one did), so the address alone cannot tell them apart; none of " + created.size() + " new contexts did here");
-            }
 
             List<CudaException> errors = everyCallFails(a == b ? "destroyed, address reused by another context" : "destroyed, another context created",
                     ha, bufferA);
@@ -203,6 +200,11 @@ class HandleDeadContextGpuTest extends HandleGpuTestBase {
             try (Handle hb = Handle.wrap(b)) {
                 checkAddOne(hb, random, 4096, 1, "H8: context B after A's handle closed");
             }
+            // Whether the driver hands A's address to a new context depends on what the process did
+            // before (the whole suite: the first new context did; this class alone: none of eight did),
+            // so a run without reuse checked only the other case: say so instead of passing.
+            assumeTrue(StandIn.active() || reusing != 0, "none of " + created.size() + " new contexts reused the destroyed context's address, so the "
+                    + "reused-address case of H8 did not arise in this process (the destroyed-context checks above ran and passed)");
         } finally {
             closeQuietly(bufferA);
             closeQuietly(ha);
