@@ -113,7 +113,7 @@ final class Capture {
      * switch and the switch for it, for ever.
      */
     private static long start(Handle handle, Capture capture) {
-        synchronized (handle.streamSwitchLock()) {
+        synchronized (handle.streamSwitch) {
             long h = handle.enter();
             try {
                 synchronized (handle) {

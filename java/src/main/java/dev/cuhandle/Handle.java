@@ -38,11 +38,8 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     volatile Capture capture;
     /** The thread switching the handle's stream ({@link #setStream}, {@link #resetStream}), or null: other threads' calls wait. */
     private volatile Thread switchingStream;
-    /**
-     * One stream switch (or a capture's start, {@link Capture}) at a time; taken before entering, so that a thread
-     * waiting for it holds no call open.
-     */
-    private final Object streamSwitch = new Object();
+    /** One stream switch, or a capture's start ({@link Capture}), at a time; taken before entering, so that a waiting thread holds no call open. */
+    final Object streamSwitch = new Object();
 
     private Handle(long pointer, long[] info, Device device) {
         super(pointer, "Handle", NativeApi::handleDestroy);
@@ -216,11 +213,6 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
         }
     }
 
-    /** The lock a stream switch holds throughout; a capture's start takes it too (see {@link Capture}). */
-    Object streamSwitchLock() {
-        return streamSwitch;
-    }
-
     /** Waits until no call but the caller's own is in flight (see {@link Capture}). */
     void awaitOtherCalls() {
         state.awaitCallsAtMost(1);
@@ -382,11 +374,10 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * {@link #synchronize()}, {@link #whenDone()}, {@link #setStream(long)}, {@link #resetStream()},
      * {@link #allocate(long)} and {@code upload}, {@link #allocateHost(long)}, {@link #trimMemory()}, copies
      * between the device and Java arrays or ByteBuffers, BLAS reductions that return their value,
-     * {@link Event#synchronize()}, {@link Event#query()},
-     * {@link HostRegistration#register(Handle, java.nio.ByteBuffer)}, and closing a handle, buffer, host buffer,
-     * host registration, event, library or graph. Buffers and libraries must therefore exist before the capture.
-     * Nothing another
-     * thread does (frees, the cleaner, other handles' captures) affects this one. Asynchronous copies
+     * {@link Event#synchronize()}, {@link Event#query()}, {@link HostRegistration#register(Handle, java.nio.ByteBuffer)},
+     * and closing a handle, buffer, host buffer, host registration, event, library or graph. Buffers and libraries
+     * must therefore exist before the capture. Nothing another thread does (frees, the cleaner, other handles'
+     * captures) affects this one. Asynchronous copies
      * with {@link HostBuffer}s are recorded; their futures are complete at once. Another handle used inside
      * {@code work} runs its calls at once, uncaptured.
      *
