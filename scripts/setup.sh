@@ -20,10 +20,12 @@ missing() { echo "cuhandle setup: missing $1" >&2; exit 1; }
 # DEBIAN_FRONTEND through sudo, which would otherwise reset it.
 is_debian() { [ -r /etc/debian_version ] && command -v apt-get >/dev/null; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_updated=""
 apt_install() {  # PACKAGE WHY
   echo "cuhandle setup: installing $1 ($2)"
-  # Other third-party lists on the machine may be unreachable; their failure must not stop us.
-  as_root apt-get update -qq || true
+  # Package lists once per run, however many packages follow. Other third-party lists on the
+  # machine may be unreachable; their failure must not stop us.
+  if [ -z "$apt_updated" ]; then as_root apt-get update -qq || true; apt_updated=1; fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$1" >/dev/null \
     || missing "$1 ('apt-get install $1' failed)"
 }
