@@ -110,7 +110,7 @@ public final class Graph extends NativeResource implements AutoCloseable {
                 // switch waits for this thread's entry in turn, and neither returns.
                 capturedBy.state.enter();
                 try {
-                    launchHoldingResources(g, h, handle, 0);
+                    launchHoldingResources(g, h, handle);
                 } finally {
                     capturedBy.exit();
                 }
@@ -122,23 +122,24 @@ public final class Graph extends NativeResource implements AutoCloseable {
         }
     }
 
-    /** Enters resources {@code index..} (recursively, so that each entered one is exited), then launches. */
-    private void launchHoldingResources(long g, long h, Handle handle, int index) {
-        if (index == resources.size()) {
+    /** Enters every resource, launches, and exits the ones entered, also when entering one fails. */
+    private void launchHoldingResources(long g, long h, Handle handle) {
+        int entered = 0;
+        try {
+            for (; entered < resources.size(); entered++) {
+                Object resource = resources.get(entered);
+                try {
+                    enter(resource, handle);
+                } catch (IllegalStateException e) {
+                    throw new IllegalStateException("the graph uses a " + resource.getClass().getSimpleName() + " that was closed after the capture;"
+                            + " a graph can only be replayed while the buffers, host buffers, libraries and events of its recorded calls are open", e);
+                }
+            }
             NativeApi.graphLaunch(g, h, bufferPointers, hostPointers, libraryPointers);
-            return;
-        }
-        Object resource = resources.get(index);
-        try {
-            enter(resource, handle);
-        } catch (IllegalStateException e) {
-            throw new IllegalStateException("the graph uses a " + resource.getClass().getSimpleName() + " that was closed after the capture;"
-                    + " a graph can only be replayed while the buffers, host buffers, libraries and events of its recorded calls are open", e);
-        }
-        try {
-            launchHoldingResources(g, h, handle, index + 1);
         } finally {
-            exit(resource);
+            for (int i = 0; i < entered; i++) {
+                exit(resources.get(i));
+            }
         }
     }
 

@@ -15,10 +15,10 @@ final class KernelState {
     final Library library;
     final String name;
     final long raw;
-    /** Parameter sizes; null if neither the driver nor the image can tell, or not probed yet. */
-    private volatile int[] paramSizes;
-    /** False until the sizes were probed (the driver answers only with a context current, so maybe at a launch). */
-    private volatile boolean paramSizesKnown;
+    /** Marks parameter sizes not probed yet (the driver answers only with a context current, so maybe at a launch). */
+    private static final int[] NOT_PROBED = new int[0];
+    /** Parameter sizes; null if neither the driver nor the image can tell, {@link #NOT_PROBED} until asked. */
+    private volatile int[] paramSizes = NOT_PROBED;
     /** The kernel's function in the context of the last launch; null before the first launch. */
     private volatile ContextFunction lastFunction;
 
@@ -83,40 +83,45 @@ final class KernelState {
         if (encoded[0] == -2) {
             return;
         }
+        int[] sizes = null;
         if (encoded[0] >= 0) {
-            int[] sizes = new int[(int) encoded[0]];
+            sizes = new int[(int) encoded[0]];
             for (int i = 0; i < sizes.length; i++) {
                 sizes[i] = (int) encoded[1 + i];
             }
-            paramSizes = sizes;
         }
-        paramSizesKnown = true;
+        paramSizes = sizes;
     }
 
     /** The parameter sizes, asking the driver in the current or primary context if not known yet. */
     int[] probedSizes() {
-        if (!paramSizesKnown) {
-            long lib = library.enter();
-            try {
-                decode(NativeApi.kernelParamSizesOn(lib, raw, Cuda.getDevice()));
-            } finally {
-                library.exit();
-            }
+        int[] sizes = paramSizes;
+        if (sizes != NOT_PROBED) {
+            return sizes;
         }
-        return paramSizes;
+        long lib = library.enter();
+        try {
+            decode(NativeApi.kernelParamSizesOn(lib, raw, Cuda.getDevice()));
+        } finally {
+            library.exit();
+        }
+        return knownSizes();
     }
 
     /** The parameter sizes for a launch on a handle that has entered its call (as has the library), or null. */
     int[] paramSizes(long handlePointer, long libraryPointer) {
-        if (!paramSizesKnown) {
-            decode(NativeApi.kernelParamSizes(handlePointer, libraryPointer, raw));
+        int[] sizes = paramSizes;
+        if (sizes != NOT_PROBED) {
+            return sizes;
         }
-        return paramSizes;
+        decode(NativeApi.kernelParamSizes(handlePointer, libraryPointer, raw));
+        return knownSizes();
     }
 
-    /** The sizes known so far, without asking (for toString). */
+    /** The sizes known so far, without asking (for toString): null when unknown or not probed yet. */
     int[] knownSizes() {
-        return paramSizes;
+        int[] sizes = paramSizes;
+        return sizes == NOT_PROBED ? null : sizes;
     }
 
     /**

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -156,7 +157,12 @@ public final class GpuLibraries {
         }
     }
 
-    /** SHA-256 of everything that decides the compiled image, each part length-prefixed so that no two inputs collide by concatenation. */
+    /**
+     * SHA-256 of everything that decides the compiled image, each part length-prefixed so that no two inputs collide by
+     * concatenation. Not dev.cuhandle's compile-cache key (package-private {@code RuntimeCompiler.key}): that one also
+     * hashes NVRTC's version and the resolved architecture, which cost NVRTC and device queries (and fail without
+     * NVRTC) on every request, and are the same for every request of one JVM, which is all this cache serves.
+     */
     static String sourceHash(String source, CompileOptions options) {
         MessageDigest sha;
         try {
@@ -173,7 +179,8 @@ public final class GpuLibraries {
         parts.add("flags " + flags.size());
         parts.addAll(flags);
         parts.add("headers " + options.headers().size());
-        options.headers().forEach((name, text) -> {
+        // By name, as dev.cuhandle's own image cache keys them: their order does not matter to NVRTC.
+        new TreeMap<>(options.headers()).forEach((name, text) -> {
             parts.add(name);
             parts.add(text);
         });

@@ -99,6 +99,9 @@ class GpuLibrariesTest {
         assertNotEquals(GpuLibraries.sourceHash(source, plain), GpuLibraries.sourceHash(source, plain.architecture("sm_80")));
         // The same strings as a flag pair or as a header must not collide.
         assertNotEquals(GpuLibraries.sourceHash(source, plain.flag("a.h", "b")), GpuLibraries.sourceHash(source, plain.header("a.h", "b")));
+        // Header order does not decide the image (NVRTC looks headers up by name): one library for both orders.
+        assertEquals(GpuLibraries.sourceHash(source, plain.header("a.h", "1").header("b.h", "2")),
+                GpuLibraries.sourceHash(source, plain.header("b.h", "2").header("a.h", "1")));
 
         long before = GpuLibraries.loads();
         Library first = GpuLibraries.compiled(source, plain);
