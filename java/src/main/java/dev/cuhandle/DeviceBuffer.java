@@ -217,7 +217,8 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
      * with its raw {@link #address()} on a stream cuhandle does not know is not tracked: synchronise that
      * stream first.
      *
-     * @throws IllegalStateException if this thread is capturing a graph
+     * @throws IllegalStateException if this thread is capturing a graph and this buffer owns memory (closing a
+     *     view releases nothing, so it is allowed anywhere, a capture included)
      */
     @Override
     public void close() {
