@@ -430,20 +430,7 @@ class BlasSpecialValuesGpuTest {
         double host = r.host(p, h, n, x, incx, y, incy);
         assertEquals(0L, Double.doubleToRawLongBits(host), what + " must return +0 but returned " + host + where(name));
         try (ResultSlot slot = new ResultSlot(h, p.resultBytes(r == Reduction.IAMAX))) {
-            switch (r) {
-                case DOT:
-                    p.dot(h, n, x, incx, y, incy, slot.view);
-                    break;
-                case NRM2:
-                    p.nrm2(h, n, x, incx, slot.view);
-                    break;
-                case ASUM:
-                    p.asum(h, n, x, incx, slot.view);
-                    break;
-                default:
-                    p.iamax(h, n, x, incx, slot.view);
-                    break;
-            }
+            r.deviceCall(p, h, n, x, incx, y, incy, slot.view);
             long bits = r == Reduction.IAMAX ? slot.readLong(name) : slot.readBits(p, name);
             assertEquals(0L, bits, what + " with a device result must write 0 over the old contents (bits 0x" + Long.toHexString(bits) + ")" + where(name));
         }
