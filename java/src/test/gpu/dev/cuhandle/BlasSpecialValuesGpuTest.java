@@ -198,10 +198,7 @@ class BlasSpecialValuesGpuTest {
                 double[] values = (double[]) cases[c][0];
                 long expected = (long) cases[c][1];
                 String name = "i" + p.prefix() + "amax incx=" + inc + " " + Arrays.toString(values);
-                Vec x = Vec.of(p, inc, c % 5, random(name), values);
-                assertEquals(expected, BlasReference.iamax(x.n, x.all, x.lead, inc), "reference" + where(name));
-                double got = BlasTestSupport.reduce(h, Reduction.IAMAX, x, null, name);
-                assertEquals(expected, (long) got, "i" + p.prefix() + "amax" + where(name));
+                assertIamax(p, name, inc, Vec.of(p, inc, c % 5, random(name), values), expected);
             }
         }
     }
@@ -253,7 +250,11 @@ class BlasSpecialValuesGpuTest {
     }
 
     private static void expectIamax(Prec p, String name, long inc, long[] positions, double[] values, long expected) {
-        Vec x = planted(p, BIG, inc, name, positions, values);
+        assertIamax(p, name, inc, planted(p, BIG, inc, name, positions, values), expected);
+    }
+
+    /** The reference and the device result agree that iamax of {@code x} is {@code expected}. */
+    private static void assertIamax(Prec p, String name, long inc, Vec x, long expected) {
         assertEquals(expected, BlasReference.iamax(x.n, x.all, x.lead, inc), "reference" + where(name));
         double got = BlasTestSupport.reduce(h, Reduction.IAMAX, x, null, name);
         assertEquals(expected, (long) got, "i" + p.prefix() + "amax" + where(name));
