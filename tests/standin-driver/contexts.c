@@ -111,8 +111,7 @@ EXPORT CUresult cuCtxSynchronize(void) {
     Ctx *c;
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
-    if ((rc = capture_forbids_unsafe_call())) RETURN(rc);
-    if ((rc = capture_in_context_forbids_wait(c))) RETURN(rc);
+    if ((rc = capture_forbids_context_wait(c))) RETURN(rc);
     rc = sync_outcome(c);
     if (rc) RETURN(rc);
     int64_t until = c->legacy.busy;

@@ -45,6 +45,13 @@ int capture_in_context_forbids_wait(Ctx *c) {
     return rc;
 }
 
+/* What a context-wide wait by the calling thread (cuCtxSynchronize, cuMemFree) checks first: its own
+ * captures forbid it as an unsafe call, else any capture in `c` forbids the wait. */
+int capture_forbids_context_wait(Ctx *c) {
+    int rc = capture_forbids_unsafe_call();
+    return rc ? rc : capture_in_context_forbids_wait(c);
+}
+
 EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, int mode) {
     ENTER();
     Stream *s;

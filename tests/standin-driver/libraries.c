@@ -154,24 +154,23 @@ static int library_variable(Library *lib, const char *name, Ctx *c, int want_man
     return NOT_FOUND;
 }
 
-EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
+/* cuLibraryGetGlobal (want_managed 0) and cuLibraryGetManaged (1): the checks, then library_variable. */
+static CUresult library_get_variable(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name, int want_managed) {
     ENTER();
     if (!name) RETURN(INVALID_VALUE);
     if (!vec_has(&g_libraries, library)) RETURN(bad_handle(INVALID_HANDLE));
     Ctx *c;
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
-    RETURN(library_variable(library, name, c, 0, dptr, bytes));
+    RETURN(library_variable(library, name, c, want_managed, dptr, bytes));
+}
+
+EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
+    return library_get_variable(dptr, bytes, library, name, 0);
 }
 
 EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
-    ENTER();
-    if (!name) RETURN(INVALID_VALUE);
-    if (!vec_has(&g_libraries, library)) RETURN(bad_handle(INVALID_HANDLE));
-    Ctx *c;
-    int rc = current_ctx(&c);
-    if (rc) RETURN(rc);
-    RETURN(library_variable(library, name, c, 1, dptr, bytes));
+    return library_get_variable(dptr, bytes, library, name, 1);
 }
 
 EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {

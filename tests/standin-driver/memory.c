@@ -52,8 +52,7 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
     Ctx *c;
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
-    if ((rc = capture_forbids_unsafe_call())) RETURN(rc);
-    if ((rc = capture_in_context_forbids_wait(c))) RETURN(rc);
+    if ((rc = capture_forbids_context_wait(c))) RETURN(rc);
     Alloc *a = find_base((uintptr_t)dptr);
     if (!a) RETURN(INVALID_VALUE);
     if (a->pool) pool_release(a->pool, a->size);

@@ -393,6 +393,7 @@ int control(int command, int arg, int *result);
 int graph_record(Graph *g, const GraphOp *op);
 int capture_forbids_unsafe_call(void);
 int capture_in_context_forbids_wait(Ctx *c);
+int capture_forbids_context_wait(Ctx *c);
 
 #pragma GCC visibility pop
 

@@ -9,7 +9,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CyclicBarrier;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
-import jcuda.driver.CUdevice;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
@@ -300,12 +299,7 @@ public final class LaunchBenchmark {
         /** Loads JCuda, retains the primary context and loads the PTX; null if that worked, else why not. */
         static synchronized String unavailableReason() {
             try {
-                JCudaDriver.setExceptionsEnabled(true);
-                JCudaDriver.cuInit(0);
-                CUdevice device = new CUdevice();
-                JCudaDriver.cuDeviceGet(device, 0);
-                primary = new CUcontext();
-                JCudaDriver.cuDevicePrimaryCtxRetain(primary, device);
+                primary = BenchSupport.jcudaRetainPrimary();
                 JCudaDriver.cuCtxSetCurrent(primary);
                 CUmodule module = new CUmodule();
                 JCudaDriver.cuModuleLoadData(module, (PTX + "\0").getBytes(StandardCharsets.US_ASCII)); // NUL-terminated text

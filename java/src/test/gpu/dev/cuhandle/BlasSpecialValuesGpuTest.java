@@ -198,10 +198,7 @@ class BlasSpecialValuesGpuTest {
                 double[] values = (double[]) cases[c][0];
                 long expected = (long) cases[c][1];
                 String name = "i" + p.prefix() + "amax incx=" + inc + " " + Arrays.toString(values);
-                Vec x = Vec.of(p, inc, c % 5, random(name), values);
-                assertEquals(expected, BlasReference.iamax(x.n, x.all, x.lead, inc), "reference" + where(name));
-                double got = BlasTestSupport.reduce(h, Reduction.IAMAX, x, null, name);
-                assertEquals(expected, (long) got, "i" + p.prefix() + "amax" + where(name));
+                assertIamax(p, name, inc, Vec.of(p, inc, c % 5, random(name), values), expected);
             }
         }
     }
@@ -253,7 +250,11 @@ class BlasSpecialValuesGpuTest {
     }
 
     private static void expectIamax(Prec p, String name, long inc, long[] positions, double[] values, long expected) {
-        Vec x = planted(p, BIG, inc, name, positions, values);
+        assertIamax(p, name, inc, planted(p, BIG, inc, name, positions, values), expected);
+    }
+
+    /** The reference and the device result agree that iamax of {@code x} is {@code expected}. */
+    private static void assertIamax(Prec p, String name, long inc, Vec x, long expected) {
         assertEquals(expected, BlasReference.iamax(x.n, x.all, x.lead, inc), "reference" + where(name));
         double got = BlasTestSupport.reduce(h, Reduction.IAMAX, x, null, name);
         assertEquals(expected, (long) got, "i" + p.prefix() + "amax" + where(name));
@@ -430,20 +431,7 @@ class BlasSpecialValuesGpuTest {
         double host = r.host(p, h, n, x, incx, y, incy);
         assertEquals(0L, Double.doubleToRawLongBits(host), what + " must return +0 but returned " + host + where(name));
         try (ResultSlot slot = new ResultSlot(h, p.resultBytes(r == Reduction.IAMAX))) {
-            switch (r) {
-                case DOT:
-                    p.dot(h, n, x, incx, y, incy, slot.view);
-                    break;
-                case NRM2:
-                    p.nrm2(h, n, x, incx, slot.view);
-                    break;
-                case ASUM:
-                    p.asum(h, n, x, incx, slot.view);
-                    break;
-                default:
-                    p.iamax(h, n, x, incx, slot.view);
-                    break;
-            }
+            r.deviceCall(p, h, n, x, incx, y, incy, slot.view);
             long bits = r == Reduction.IAMAX ? slot.readLong(name) : slot.readBits(p, name);
             assertEquals(0L, bits, what + " with a device result must write 0 over the old contents (bits 0x" + Long.toHexString(bits) + ")" + where(name));
         }

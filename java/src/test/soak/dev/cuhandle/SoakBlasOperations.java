@@ -170,20 +170,7 @@ final class SoakBlasOperations extends SoakOperations {
             DeviceBuffer vy = dot ? y.view(by) : null;
             double host = r.host(p, runner, n, vx, incx, vy, incy);
             DeviceBuffer slot = res.slice(BlasTestSupport.RESULT_OFFSET, rb);
-            switch (r) {
-                case DOT:
-                    p.dot(runner, n, vx, incx, vy, incy, slot);
-                    break;
-                case NRM2:
-                    p.nrm2(runner, n, vx, incx, slot);
-                    break;
-                case ASUM:
-                    p.asum(runner, n, vx, incx, slot);
-                    break;
-                default:
-                    p.iamax(runner, n, vx, incx, slot);
-                    break;
-            }
+            r.deviceCall(p, runner, n, vx, incx, vy, incy, slot);
             byte[] all = new byte[BlasTestSupport.RESULT_BUFFER_BYTES];
             runner.copyToHost(res, all, 0, all.length);
             for (int i = 0; i < all.length; i++) {

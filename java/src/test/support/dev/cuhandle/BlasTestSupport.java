@@ -224,21 +224,26 @@ final class BlasTestSupport {
         double device(Prec p, Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy, String caseName) {
             int rb = p.resultBytes(this == IAMAX);
             try (ResultSlot slot = new ResultSlot(h, rb)) {
-                switch (this) {
-                    case DOT:
-                        p.dot(h, n, x, incx, y, incy, slot.view);
-                        break;
-                    case NRM2:
-                        p.nrm2(h, n, x, incx, slot.view);
-                        break;
-                    case ASUM:
-                        p.asum(h, n, x, incx, slot.view);
-                        break;
-                    default:
-                        p.iamax(h, n, x, incx, slot.view);
-                        break;
-                }
+                deviceCall(p, h, n, x, incx, y, incy, slot.view);
                 return this == IAMAX ? slot.readLong(caseName) : slot.readReal(p, caseName);
+            }
+        }
+
+        /** The device-result call alone, writing into {@code result} ({@code y} and {@code incy} are used by dot only). */
+        void deviceCall(Prec p, Handle h, long n, DeviceBuffer x, long incx, DeviceBuffer y, long incy, DeviceBuffer result) {
+            switch (this) {
+                case DOT:
+                    p.dot(h, n, x, incx, y, incy, result);
+                    break;
+                case NRM2:
+                    p.nrm2(h, n, x, incx, result);
+                    break;
+                case ASUM:
+                    p.asum(h, n, x, incx, result);
+                    break;
+                default:
+                    p.iamax(h, n, x, incx, result);
+                    break;
             }
         }
     }

@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Random;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
-import jcuda.driver.CUdevice;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.JCudaDriver;
 
@@ -151,12 +150,7 @@ public final class TransferBenchmark {
         /** Loads JCuda and retains the primary context; null if that worked, else why not. */
         static synchronized String unavailableReason() {
             try {
-                JCudaDriver.setExceptionsEnabled(true);
-                JCudaDriver.cuInit(0);
-                CUdevice device = new CUdevice();
-                JCudaDriver.cuDeviceGet(device, 0);
-                primary = new CUcontext();
-                JCudaDriver.cuDevicePrimaryCtxRetain(primary, device);
+                primary = BenchSupport.jcudaRetainPrimary();
                 return null;
             } catch (Throwable e) { // UnsatisfiedLinkError (no natives for this driver) or a CudaException
                 return e.toString();
