@@ -54,24 +54,6 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
     RETURN(SUCCESS);
 }
 
-EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
-    ENTER();
-    Ctx *c;
-    int rc = check_ctx(ctx, &c);
-    if (rc) RETURN(rc);
-    if (t_depth == STACK_DEPTH) RETURN(INVALID_VALUE);
-    t_stack[t_depth++] = c;
-    RETURN(SUCCESS);
-}
-
-EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
-    ENTER();
-    if (t_depth == 0) RETURN(INVALID_CONTEXT);
-    Ctx *c = t_stack[--t_depth];
-    if (pctx) *pctx = c;
-    RETURN(SUCCESS);
-}
-
 EXPORT CUresult cuCtxGetDevice(CUdevice *device) {
     ENTER();
     if (!device) RETURN(INVALID_VALUE);

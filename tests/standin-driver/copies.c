@@ -239,14 +239,3 @@ EXPORT CUresult cuMemHostUnregister(void *p) {
     free(b);
     RETURN(SUCCESS);
 }
-
-EXPORT CUresult cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr) {
-    ENTER();
-    if (!data) RETURN(INVALID_VALUE);
-    Alloc *a = find_range(NULL, (uintptr_t)ptr, 0);
-    if (!a) RETURN(INVALID_VALUE);
-    if (attribute == 1) *(CUcontext *)data = a->ctx; /* CU_POINTER_ATTRIBUTE_CONTEXT */
-    else if (attribute == 9 && a->ctx) *(int *)data = a->ctx->dev; /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */
-    else RETURN(INVALID_VALUE);
-    RETURN(SUCCESS);
-}

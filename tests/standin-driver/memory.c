@@ -37,15 +37,6 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
     RETURN(allocate(c, bytesize, NULL, dptr));
 }
 
-EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
-    ENTER();
-    if (!dptr) RETURN(INVALID_VALUE);
-    Stream *s;
-    int rc = resolve_stream(hStream, 1, &s);
-    if (rc) RETURN(rc);
-    RETURN(allocate(s->ctx, bytesize, s, dptr));
-}
-
 /* Like the real cuMemFree (and cudaFree), waits until work that uses the allocation is done. */
 EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
     ENTER();

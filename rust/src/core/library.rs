@@ -216,22 +216,35 @@ impl Library {
         options.check()?;
         let driver = driver::initialised()?;
         let image = image::check(bytes)?;
-        let what = format!("a {:?} image of {} bytes", image.kind, bytes.len());
         let mut library_option = [CU_LIBRARY_BINARY_IS_PRESERVED];
         let mut library_value = [scalar_option(1)];
         let library_options = if options.binary_is_preserved { 1 } else { 0 };
-        let layouts = layouts_unless_driver_tells(driver, bytes, image.kind);
-        Library::load_by(driver, options, layouts, "cuLibraryLoadData", &what, |raw, keys, values, n| {
-            // SAFETY: the image was bounds-checked and padded; the option arrays hold `n` entries
-            // (and the log buffers their announced sizes); a preserved image is kept by the library.
-            unsafe { (driver.api.cuLibraryLoadData)(raw, image.as_ptr(), keys, values, n, library_option.as_mut_ptr(), library_value.as_mut_ptr(), library_options) }
-        })
-        .map(|mut library| {
-            if options.binary_is_preserved {
-                library._preserved = Some(image);
-            }
-            library
-        })
+        let image_layouts = layouts_unless_driver_tells(driver, bytes, image.kind);
+        let mut jit_log = vec![0u8; JIT_LOG_BYTES].into_boxed_slice();
+        let mut info_log = vec![0u8; JIT_LOG_BYTES].into_boxed_slice();
+        let mut jit = JitOptions::new(options, &mut jit_log, &mut info_log);
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the image was bounds-checked and padded; the option arrays hold `jit.count`
+        // entries (and the log buffers their announced sizes, which live as long as the library);
+        // a preserved image is kept by the library.
+        let rc = unsafe {
+            (driver.api.cuLibraryLoadData)(
+                &mut raw,
+                image.as_ptr(),
+                jit.keys.as_mut_ptr(),
+                jit.values.as_mut_ptr(),
+                jit.count as u32,
+                library_option.as_mut_ptr(),
+                library_value.as_mut_ptr(),
+                library_options,
+            )
+        };
+        if rc != 0 {
+            let what = format!("a {:?} image of {} bytes", image.kind, bytes.len());
+            return Err(Error::cuda(rc, "cuLibraryLoadData", format!("{} ({what}){}", driver.describe(rc), jit_log_text(&jit_log))));
+        }
+        let preserved = options.binary_is_preserved.then_some(image);
+        Ok(Library { raw, driver, jit_log, info_log, _preserved: preserved, image_layouts, uses: Arc::new(UseLog::default()) })
     }
 
     /// Loads a module file: it is read once, checked as an in-memory image is, and those very
@@ -246,22 +259,6 @@ impl Library {
             Error::InvalidArgument(m) => Error::invalid_argument(format!("{m} (module file {})", path.display())),
             other => other,
         })
-    }
-
-    /// One load call with the JIT option arrays and log buffers; a failure quotes the error log.
-    fn load_by(
-        driver: &'static Driver, options: &LoadOptions, image_layouts: Option<ImageLayouts>, operation: &str, what: &str,
-        call: impl FnOnce(*mut CUlibrary, *mut i32, *mut *mut c_void, u32) -> i32,
-    ) -> Result<Library> {
-        let mut log = vec![0u8; JIT_LOG_BYTES].into_boxed_slice();
-        let mut info_log = vec![0u8; JIT_LOG_BYTES].into_boxed_slice();
-        let mut jit = JitOptions::new(options, &mut log, &mut info_log);
-        let mut raw = std::ptr::null_mut();
-        let rc = call(&mut raw, jit.keys.as_mut_ptr(), jit.values.as_mut_ptr(), jit.count as u32);
-        if rc != 0 {
-            return Err(Error::cuda(rc, operation, format!("{} ({what}){}", driver.describe(rc), jit_log_text(&log))));
-        }
-        Ok(Library { raw, driver, jit_log: log, info_log, _preserved: None, image_layouts, uses: Arc::new(UseLog::default()) })
     }
 
     /// The JIT's information log so far (empty for machine code the JIT did not touch).
@@ -385,7 +382,6 @@ impl Library {
         self.driver.check(unsafe { (self.driver.api.cuKernelSetAttribute)(attribute, value, kernel.raw(), device) }, "cuKernelSetAttribute")
     }
 
-    /// Unloads the library. Its kernels must not be launched afterwards (the Java side enforces).
     /// Where launches of the library's kernels and uses of its variables are noted.
     pub fn uses(&self) -> &Arc<UseLog> {
         &self.uses

@@ -102,8 +102,6 @@ driver_api! {
         cuCtxDestroy = "cuCtxDestroy_v2"(CUcontext);
         cuCtxGetCurrent = "cuCtxGetCurrent"(*mut CUcontext);
         cuCtxSetCurrent = "cuCtxSetCurrent"(CUcontext);
-        cuCtxPushCurrent = "cuCtxPushCurrent_v2"(CUcontext);
-        cuCtxPopCurrent = "cuCtxPopCurrent_v2"(*mut CUcontext);
         cuCtxGetDevice = "cuCtxGetDevice"(*mut CUdevice);
         cuCtxGetId = "cuCtxGetId"(CUcontext, *mut c_ulonglong);
         cuCtxSynchronize = "cuCtxSynchronize"();
@@ -121,7 +119,6 @@ driver_api! {
         cuEventElapsedTime = "cuEventElapsedTime"(*mut f32, CUevent, CUevent);
         cuMemAlloc = "cuMemAlloc_v2"(*mut CUdeviceptr, usize);
         cuMemFree = "cuMemFree_v2"(CUdeviceptr);
-        cuMemAllocAsync = "cuMemAllocAsync"(*mut CUdeviceptr, usize, CUstream);
         cuMemAllocFromPoolAsync = "cuMemAllocFromPoolAsync"(*mut CUdeviceptr, usize, *mut c_void, CUstream);
         cuMemPoolCreate = "cuMemPoolCreate"(*mut *mut c_void, *const c_void);
         cuMemPoolDestroy = "cuMemPoolDestroy"(*mut c_void);
@@ -139,7 +136,6 @@ driver_api! {
         cuMemHostGetDevicePointer = "cuMemHostGetDevicePointer_v2"(*mut CUdeviceptr, *mut c_void, c_uint);
         cuMemHostRegister = "cuMemHostRegister_v2"(*mut c_void, usize, c_uint);
         cuMemHostUnregister = "cuMemHostUnregister"(*mut c_void);
-        cuPointerGetAttribute = "cuPointerGetAttribute"(*mut c_void, c_int, CUdeviceptr);
         cuLibraryLoadData = "cuLibraryLoadData"(*mut CUlibrary, *const c_void, *mut c_int, *mut *mut c_void, c_uint, *mut c_int, *mut *mut c_void, c_uint);
         cuLibraryUnload = "cuLibraryUnload"(CUlibrary);
         cuLibraryGetKernel = "cuLibraryGetKernel"(*mut CUkernel, CUlibrary, *const c_char);
