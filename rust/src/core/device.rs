@@ -28,17 +28,18 @@ pub struct DeviceInfo {
 static CACHE: Mutex<Vec<(CUdevice, &'static DeviceInfo)>> = Mutex::new(Vec::new());
 
 /// The properties of device `ordinal` (validated against the device count by the driver).
+///
+/// Read under the cache's lock, so that threads creating their first handles on a device at once
+/// read it once and leak one entry, not one each. Nothing under the lock can leave the list half
+/// updated (one push), so a poisoned lock is used as it is instead of reading the device again.
 pub fn info(ordinal: CUdevice) -> Result<&'static DeviceInfo> {
-    if let Ok(cache) = CACHE.lock() {
-        if let Some((_, info)) = cache.iter().find(|(o, _)| *o == ordinal) {
-            return Ok(info);
-        }
+    let mut cache = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, info)) = cache.iter().find(|(o, _)| *o == ordinal) {
+        return Ok(info);
     }
     let driver = driver::initialised()?;
     let info: &'static DeviceInfo = Box::leak(Box::new(read(driver, ordinal)?));
-    if let Ok(mut cache) = CACHE.lock() {
-        cache.push((ordinal, info));
-    }
+    cache.push((ordinal, info));
     Ok(info)
 }
 
