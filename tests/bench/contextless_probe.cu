@@ -1,7 +1,8 @@
 // Probe: which stream-ordered driver calls work when the stream's context is NOT current on the
 // calling thread (nothing current, or another context current)? If a launch of a context's own
 // CUfunction on that context's stream works without making the context current, a library can
-// skip the per-call activation (cuCtxSetCurrent in and out) for launches. Prints one line per
+// skip the per-call activation (cuCtxSetCurrent in and out) for launches, memsets and stream-ordered
+// allocations and frees from a pool (rust/src/core/driver/stream_context.rs). Prints one line per
 // observation: PROBE <name> <result>. Built and run on the GPU host by tests/bench/run-all.sh.
 #include <cuda.h>
 #include <chrono>
@@ -30,6 +31,29 @@ static unsigned readBack(CUcontext ctx, CUdeviceptr p) {
   cuMemcpyDtoH(&v, p, 4);
   cuCtxSetCurrent(nullptr);
   return v;
+}
+
+// Stream-ordered memory on a's stream with `current` current (nothing, or another context): a
+// 4-byte allocation from `pool` (a pool of a's device, as cuhandle's), a memset into it, read back
+// in a, freed on the stream. Prints each call's result, the value read and whether `current` stayed
+// current throughout.
+static void poolRound(const char* label, CUcontext a, CUcontext current, CUmemoryPool pool, CUstream s, unsigned value) {
+  cuCtxSetCurrent(current);
+  CUdeviceptr q = 0;
+  CUresult ra = cuMemAllocFromPoolAsync(&q, 4, pool, s);
+  CUresult rm = ra == CUDA_SUCCESS ? cuMemsetD32Async(q, value, 1, s) : ra;
+  CUcontext after_alloc = nullptr;
+  cuCtxGetCurrent(&after_alloc);
+  unsigned got = rm == CUDA_SUCCESS ? readBack(a, q) : 0;
+  cuCtxSetCurrent(current);
+  CUresult rf = ra == CUDA_SUCCESS ? cuMemFreeAsync(q, s) : ra;
+  CUcontext after_free = nullptr;
+  cuCtxGetCurrent(&after_free);
+  cuCtxSetCurrent(a);
+  CUresult rs = cuStreamSynchronize(s);
+  cuCtxSetCurrent(nullptr);
+  printf("PROBE alloc_from_pool_async_%s %s memset %s free_async %s then_sync %s value %u current_kept %d\n", label, name(ra), name(rm), name(rf), name(rs),
+         got, after_alloc == current && after_free == current);
 }
 
 int main() {
@@ -96,6 +120,42 @@ int main() {
   cuCtxSetCurrent(b);
   r = cuMemsetD32Async(p, 17, 1, s);
   printf("PROBE memset_async_other_current %s value %u\n", name(r), readBack(a, p));
+
+  CUmemPoolProps props = {};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = dev;
+  CUmemoryPool pool;
+  r = cuMemPoolCreate(&pool, &props);
+  if (r != CUDA_SUCCESS) {
+    printf("PROBE pool_create %s\n", name(r));
+  } else {
+    poolRound("nothing_current", a, nullptr, pool, s, 18);
+    poolRound("other_current", a, b, pool, s, 19);
+    // Costs of a 1 MiB allocate + memset + free round (the churn of docs/performance.md) on s.
+    const int M = 100000;
+    for (int rep = 0; rep < 3; rep++) {
+      for (int way = 0; way < 3; way++) {
+        cuCtxSetCurrent(way == 1 ? a : nullptr);
+        double t0 = now();
+        for (int i = 0; i < M; i++) {
+          CUdeviceptr q;
+          if (way == 2) cuCtxSetCurrent(a);
+          cuMemAllocFromPoolAsync(&q, 1 << 20, pool, s);
+          if (way == 2) { cuCtxSetCurrent(nullptr); cuCtxSetCurrent(a); }
+          cuMemsetD8Async(q, 0, 1 << 20, s);
+          if (way == 2) { cuCtxSetCurrent(nullptr); cuCtxSetCurrent(a); }
+          cuMemFreeAsync(q, s);
+          if (way == 2) cuCtxSetCurrent(nullptr);
+        }
+        double t1 = now();
+        cuStreamSynchronize(s);
+        const char* what[] = {"nothing_current", "context_current", "set_current_in_and_out"};
+        printf("PROBE cost_churn_%s_us %.3f\n", what[way], (t1 - t0) / M * 1e6);
+      }
+    }
+    cuCtxSetCurrent(nullptr);
+  }
 
   // Costs: empty launches on s with nothing current, with a current, and switching per launch.
   const int N = 200000;

@@ -103,9 +103,10 @@ static int defer(int kind, CUdeviceptr dst, void *host, int pageable, CUdevicept
 int copy(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsigned char fill, size_t n,
                 CUstream hStream, int wait) {
     Stream *s;
-    int rc = resolve_stream(hStream, 1, &s);
+    int rc = resolve_stream(hStream, stream_needs_current_context(), &s);
     if (rc) return rc;
     if (n == 0) return SUCCESS;
+    note_outside_current(s);
     if ((kind == HTOD || kind == DTOH) && !host) return INVALID_VALUE;
     Alloc *da = NULL, *sa = NULL;
     if (kind != DTOH && (rc = device_range(s->ctx, dst, n, &da))) return rc;

@@ -38,7 +38,7 @@ int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, uns
     /* Drivers from 13.0 (contextless_probe.cu, driver 580) launch on a user stream in the stream's
      * context, with no context or another one current; older ones are modelled as wanting the
      * stream's context current. */
-    if ((rc = resolve_stream(hStream, driver_version() < 13000, &s))) return rc;
+    if ((rc = resolve_stream(hStream, stream_needs_current_context(), &s))) return rc;
     if (extra) return NOT_SUPPORTED; /* cuhandle passes parameters through kernelParams only */
     if (gx < 1 || gy < 1 || gz < 1 || gx > 2147483647u || gy > 65535 || gz > 65535) return INVALID_VALUE;
     if (bx < 1 || by < 1 || bz < 1 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;

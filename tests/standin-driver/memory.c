@@ -60,10 +60,11 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
     ENTER();
     Stream *s;
-    int rc = resolve_stream(hStream, 1, &s);
+    int rc = resolve_stream(hStream, stream_needs_current_context(), &s);
     if (rc) RETURN(rc);
     Alloc *a = find_base((uintptr_t)dptr);
     if (!a) RETURN(INVALID_VALUE);
+    note_outside_current(s);
     int64_t at = enqueue(s, 0);
     if (a->in_use_until > at) {
         g_use_after_free++;
@@ -164,7 +165,7 @@ EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, void
     ENTER();
     if (!dptr) RETURN(INVALID_VALUE);
     Stream *s;
-    int rc = resolve_stream(hStream, 1, &s);
+    int rc = resolve_stream(hStream, stream_needs_current_context(), &s);
     if (rc) RETURN(rc);
     MemPool *p;
     if ((rc = check_pool(pool, &p))) RETURN(rc);
@@ -178,6 +179,7 @@ EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, void
     }
     Alloc *a = find_base((uintptr_t)*dptr);
     a->pool = p;
+    note_outside_current(s);
     p->used += bytesize;
     if (p->used > p->used_high) p->used_high = p->used;
     if (p->used + p->cached > p->reserved_high) p->reserved_high = p->used + p->cached;

@@ -328,7 +328,9 @@ extern int64_t g_work_ns;
 extern _Thread_local int g_fail_next_sync;
 extern _Thread_local int g_fail_allocs, g_fail_host_allocs;
 extern long g_use_after_free, g_launches, g_out_of_bounds, g_bad_handles;
-extern long g_launches_outside_current;
+extern long g_launches_outside_current, g_memory_calls_outside_current;
+/* Counts a memory call on `s` made while its context is not current (g_memory_calls_outside_current). */
+void note_outside_current(const Stream *s);
 extern long g_file_loads;
 extern int g_last_launch_flags;
 extern unsigned char g_last_params[4096];
@@ -340,6 +342,10 @@ void sleep_until(int64_t t);
 int64_t max64(int64_t a, int64_t b);
 int env_int(const char *name, int fallback);
 int driver_version(void);
+/* Whether stream-ordered calls on a user stream need its context current: below driver 13000.
+ * From 13000 they run in the stream's context whatever is current, as driver 580 does
+ * (tests/bench/contextless_probe.cu). */
+int stream_needs_current_context(void);
 int ctx_dead(const Ctx *c);
 int bad_handle(int rc);
 int check_ctx(const void *p, Ctx **out);

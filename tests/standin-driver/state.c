@@ -51,6 +51,14 @@ long g_use_after_free, g_launches, g_out_of_bounds, g_bad_handles;
 /* Launches accepted while their stream's context was not the current one (CUDA 13.0 drivers). */
 long g_launches_outside_current;
 
+/* Copies, memsets, pool allocations and stream-ordered frees accepted on a user stream while its
+ * context was not the current one (CUDA 13.0 drivers). */
+long g_memory_calls_outside_current;
+
+void note_outside_current(const Stream *s) {
+    if (s->kind == USER_STREAM && (!t_depth || t_stack[t_depth - 1] != s->ctx)) g_memory_calls_outside_current++;
+}
+
 /* cuLibraryLoadFromFile calls: cuhandle hands the driver the bytes it checked instead (issue 26). */
 long g_file_loads;
 
@@ -100,6 +108,8 @@ int env_int(const char *name, int fallback) {
 }
 
 int driver_version(void) { return env_int("CUHANDLE_STANDIN_VERSION", 12080); }
+
+int stream_needs_current_context(void) { return driver_version() < 13000; }
 
 int ctx_dead(const Ctx *c) { return !c->active; }
 

@@ -18,18 +18,6 @@ pub const MAX_KERNEL_ARGS: usize = 64;
 /// so the driver kept answering 8 blocks.
 const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: i32 = CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED as i32;
 
-/// The first driver version whose `cuLaunchKernel` on a non-null stream is known to launch in
-/// the stream's context whatever is current on the thread (nothing, or another context, which
-/// stays current): tests/bench/contextless_probe.cu, run on the H200 with driver 580 (CUDA 13.0).
-/// From this version on, a launch on the handle's own stream skips activating the context (the
-/// `cuCtxGetCurrent` and the two `cuCtxSetCurrent` around it) and so leaves the caller's context
-/// untouched all the same (H4). Older drivers, never measured, keep the activated launch.
-const STREAM_CONTEXT_LAUNCH_SINCE: i32 = 13000;
-
-fn launches_in_the_streams_context(driver_version: i32) -> bool {
-    driver_version >= STREAM_CONTEXT_LAUNCH_SINCE
-}
-
 /// The instance of `kernel` in the handle's context (`cuKernelGetFunction`). Launching it
 /// spares the driver resolving the context-independent kernel to it on every launch. It stays
 /// valid while the kernel's library is loaded and the context lives; callers keep it per context
@@ -100,17 +88,14 @@ pub unsafe fn launch(
     let api = &ctx.driver().api;
     // No arguments: a null array, so the driver never reads the caller's (unused) entries.
     let params = if arg_count == 0 { std::ptr::null_mut() } else { params };
-    if !shape.needs_attributes() && launches_in_the_streams_context(ctx.driver().version) {
-        if let Some(own) = handle.own_stream_in_use() {
-            // Without activation: H8/H11 validation still runs first, so a destroyed, reset or
-            // poisoned context is refused before the driver sees its stream.
-            ctx.validate()?;
+    if !shape.needs_attributes() {
+        if let Some(own) = handle.unactivated_own_stream()? {
             before_queuing(own)?;
             let stream = own.raw();
             // SAFETY: the caller's contract for `params`; `stream` is a live stream of the
             // handle's context (leased by the handle, never destroyed while the context lives, and
             // the context was validated just now), and the driver launches in the stream's context whatever is
-            // current, from STREAM_CONTEXT_LAUNCH_SINCE on.
+            // current (`stream_context`).
             let (rc, operation) = unsafe { queue(api, function, &shape, stream, params) };
             // A driver that still wants a current context says so before queuing anything:
             // then launch the usual way.
@@ -126,16 +111,4 @@ pub unsafe fn launch(
     // the handle's stream in it.
     let (rc, operation) = unsafe { queue(api, function, &shape, on.raw(), params) };
     ctx.check(rc, operation)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_drivers_measured_to_launch_in_the_streams_context_skip_activation() {
-        assert!(!launches_in_the_streams_context(12080));
-        assert!(launches_in_the_streams_context(13000));
-        assert!(launches_in_the_streams_context(13010));
-    }
 }

@@ -54,7 +54,8 @@ pub(crate) fn allocated<T: Held>(h: &HandlePtr, bytes: jlong, what: &str, alloca
 }
 
 fn buffer_allocate(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, bytes: jlong) -> BufferPtr {
-    entry!(env, |_e| allocated(&h, bytes, "the buffer size", Handle::allocate))
+    // Not `allocated`: `Handle::allocate` activates the context only when it must.
+    entry!(env, |_e| Ok(Ptr::give(h.get()?.allocate(size(bytes, "the buffer size")?)?)))
 }
 
 fn buffer_wrap(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, address: jlong, bytes: jlong) -> BufferPtr {
@@ -136,8 +137,8 @@ fn download_direct(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, b: BufferPt
 fn memset(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, b: BufferPtr, offset: jlong, bytes: jlong, value: jint) {
     entry!(env, |_e| {
         let (handle, buffer) = pair(&h, &b)?;
-        let _scope = handle.activate()?;
-        Ok(buffer.memset(size(offset, "the offset")?, size(bytes, "the length")?, value as u8, &*handle.queue()?)?)
+        let (offset, bytes) = (size(offset, "the offset")?, size(bytes, "the length")?);
+        Ok(handle.in_stream_order(|on| buffer.memset(offset, bytes, value as u8, on))?)
     })
 }
 

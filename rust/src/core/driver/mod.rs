@@ -3,6 +3,7 @@
 mod api;
 pub mod launch;
 pub mod launch_config;
+pub mod stream_context;
 
 pub use api::{CuResult, DriverApi};
 

@@ -10,7 +10,8 @@ pub mod attachments;
 
 use crate::core::context::{primary_active, Activation, Context, Ownership};
 use crate::core::device::{self, DeviceInfo};
-use crate::core::error::{Error, Result};
+use crate::core::driver::stream_context;
+use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::core::memory::context_memory::{self, ContextMemory};
 use crate::core::memory::device::DeviceMemory;
 use crate::core::memory::pinned::PinnedMemory;
@@ -179,6 +180,41 @@ impl Handle {
         self.own.get()
     }
 
+    /// The handle's own stream, validated (H8, H11), for a stream-ordered call that skips
+    /// activating the context: where the driver takes a call's context from its stream
+    /// (`driver::stream_context`) and work goes to the own stream ([`own_stream_in_use`](Self::own_stream_in_use)).
+    /// `None`: activate as usual.
+    #[inline]
+    pub fn unactivated_own_stream(&self) -> Result<Option<&StreamUse>> {
+        if !stream_context::calls_take_the_streams_context(self.ctx.driver()) {
+            return Ok(None);
+        }
+        match self.own_stream_in_use() {
+            Some(own) => {
+                // A destroyed, reset or poisoned context is refused before the driver sees its stream.
+                self.ctx.validate()?;
+                Ok(Some(own))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Runs `call`, stream-ordered work queued on the stream it is given, on the handle's stream:
+    /// on its own stream without activating the context where [`unactivated_own_stream`](Self::unactivated_own_stream)
+    /// allows, activated otherwise, and activated again when the driver asks for a current
+    /// context after all (`CUDA_ERROR_INVALID_CONTEXT`, answered before anything is queued).
+    #[inline]
+    pub fn in_stream_order<T>(&self, call: impl Fn(&StreamUse) -> Result<T>) -> Result<T> {
+        if let Some(own) = self.unactivated_own_stream()? {
+            match call(own) {
+                Err(e) if e.cuda_code() == Some(CUDA_ERROR_INVALID_CONTEXT) => {}
+                done => return done,
+            }
+        }
+        let _scope = self.activate()?;
+        call(&*self.queue()?)
+    }
+
     /// Leases the handle's own stream (see `streams`: no other live handle uses it).
     #[cold]
     fn lease_own_stream(&self) -> Result<&StreamUse> {
@@ -200,10 +236,23 @@ impl Handle {
     }
 
     /// `bytes` of device memory, in stream order on the handle's stream where the context has a
-    /// memory pool. The context must be active.
+    /// memory pool. A first try on the own stream goes without activating the context; if it
+    /// fails, the activated path trims the pool and retries (out of memory), or explains the
+    /// failure.
     pub fn allocate(&self, bytes: usize) -> Result<DeviceMemory> {
+        let mut out_of_memory = false;
+        if let (Some(memory), true) = (self.memory.get(), bytes > 0) {
+            if let Some(own) = self.unactivated_own_stream()? {
+                match DeviceMemory::try_allocate_unactivated(memory, &self.ctx, bytes, own) {
+                    Ok(allocated) => return Ok(allocated),
+                    // The same stream is used below unless a `setStream` came in between.
+                    Err(rc) => out_of_memory = rc == CUDA_ERROR_OUT_OF_MEMORY,
+                }
+            }
+        }
+        let _scope = self.activate()?;
         let queue = self.queue()?;
-        DeviceMemory::allocate(self.memory()?, &self.ctx, bytes, &queue)
+        DeviceMemory::allocate(self.memory()?, &self.ctx, bytes, &queue, out_of_memory)
     }
 
     /// `bytes` of pinned host memory from the context's cache. The context must be active.

@@ -7,7 +7,8 @@
 //! driver has no memory pools, `cuMemAlloc` and a context-wide wait before `cuMemFree` instead.
 
 use crate::core::context::Context;
-use crate::core::error::{Error, Result};
+use crate::core::driver::stream_context;
+use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED};
 use crate::core::memory::context_memory::ContextMemory;
 use crate::core::memory::uses::Uses;
 use crate::core::memory::failed_allocation::failed_allocation;
@@ -40,7 +41,8 @@ enum Release {
 
 impl DeviceMemory {
     /// Allocates `bytes` in `ctx` (active), in stream order on `on` where the context has a pool.
-    pub fn allocate(memory: &Arc<ContextMemory>, ctx: &Arc<Context>, bytes: usize, on: &StreamUse) -> Result<DeviceMemory> {
+    /// `out_of_memory_already`: see `Pool::allocate`.
+    pub fn allocate(memory: &Arc<ContextMemory>, ctx: &Arc<Context>, bytes: usize, on: &StreamUse, out_of_memory_already: bool) -> Result<DeviceMemory> {
         if bytes == 0 {
             return Ok(DeviceMemory { ptr: 0, bytes, release: Release::Nothing, ctx: Arc::clone(ctx) });
         }
@@ -49,7 +51,7 @@ impl DeviceMemory {
         }
         match memory.pool() {
             Some(pool) => {
-                let ptr = pool.allocate(ctx, bytes, on.raw())?;
+                let ptr = pool.allocate(ctx, bytes, on.raw(), out_of_memory_already)?;
                 let release = Release::InStreamOrder { uses: Uses::at_home(on.clone()), _memory: Arc::clone(memory) };
                 Ok(DeviceMemory { ptr, bytes, release, ctx: Arc::clone(ctx) })
             }
@@ -63,6 +65,18 @@ impl DeviceMemory {
                 Ok(DeviceMemory { ptr, bytes, release: Release::ContextWide, ctx: Arc::clone(ctx) })
             }
         }
+    }
+
+    /// [`allocate`](Self::allocate) of `bytes` (> 0) on `own`, a handle's own stream, with the
+    /// context not made current (`Handle::unactivated_own_stream` allowed it): one try, which on
+    /// failure gives the driver's code (`CUDA_ERROR_NOT_SUPPORTED` if the context has no pool, so
+    /// nothing was tried). The caller then takes the activated path, which trims the pool and
+    /// retries, or explains the failure.
+    pub fn try_allocate_unactivated(memory: &Arc<ContextMemory>, ctx: &Arc<Context>, bytes: usize, own: &StreamUse) -> std::result::Result<DeviceMemory, i32> {
+        let pool = memory.pool().ok_or(CUDA_ERROR_NOT_SUPPORTED)?;
+        let ptr = pool.try_allocate(ctx, bytes, own.raw())?;
+        let release = Release::InStreamOrder { uses: Uses::at_home(own.clone()), _memory: Arc::clone(memory) };
+        Ok(DeviceMemory { ptr, bytes, release, ctx: Arc::clone(ctx) })
     }
 
     /// A view of memory someone else allocated in `ctx` (interop); never freed by us. The address
@@ -193,6 +207,11 @@ impl Drop for DeviceMemory {
         if matches!(self.release, Release::Nothing | Release::Variable(_)) || self.ptr == 0 {
             return;
         }
+        if let Release::InStreamOrder { uses, .. } = &self.release {
+            if free_on_home_stream_unactivated(&self.ctx, self.ptr, uses) {
+                return;
+            }
+        }
         match self.ctx.activate() {
             Ok(_scope) => {
                 let freed = match &self.release {
@@ -206,6 +225,30 @@ impl Drop for DeviceMemory {
             Err(e) => log::debug!("not freeing {:#x}: its context is gone ({e})", self.ptr),
         }
     }
+}
+
+/// The common case of [`free_in_stream_order`] without making the context current: memory used
+/// on its home stream only, a pooled stream, where the driver takes a call's context from its
+/// stream (`driver::stream_context`). Returns whether it was handled (freed, or a failure logged);
+/// `false` leaves the free to the activated path: other uses to wait for, an older driver, a
+/// context that fails validation (destroyed, reset or poisoned), or a driver that asks for a current
+/// context after all.
+fn free_on_home_stream_unactivated(ctx: &Context, ptr: CUdeviceptr, uses: &Uses) -> bool {
+    let StreamUse::Pooled(lease) = uses.home() else { return false };
+    if !stream_context::calls_take_the_streams_context(ctx.driver()) || !uses.only_home() || ctx.validate().is_err() {
+        return false;
+    }
+    // SAFETY: memory of this context from its pool, freed once (Drop runs once), used only on its
+    // home stream, so stream order covers every use; the pooled stream is never destroyed while
+    // the context lives, and the context was validated just now.
+    let rc = unsafe { (ctx.driver().api.cuMemFreeAsync)(ptr, lease.stream.raw()) };
+    if rc == CUDA_ERROR_INVALID_CONTEXT {
+        return false;
+    }
+    if let Err(e) = ctx.check(rc, "cuMemFreeAsync") {
+        log::warn!("freeing device memory at {ptr:#x} failed: {e}");
+    }
+    true
 }
 
 /// `cuMemFreeAsync` on the home stream (or, when that is a user stream nobody is attached to any

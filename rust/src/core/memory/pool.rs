@@ -116,22 +116,28 @@ impl Pool {
     }
 
     /// `bytes` (> 0) from the pool, ordered on `stream`. Out of memory: gives the pool's cached
-    /// memory back to the device and tries once more. The context must be active.
-    pub fn allocate(&self, ctx: &Context, bytes: usize, stream: CUstream) -> Result<CUdeviceptr> {
-        let rc = self.try_allocate(ctx, bytes, stream);
-        match rc {
-            Ok(ptr) => Ok(ptr),
-            Err(CUDA_ERROR_OUT_OF_MEMORY) => {
-                self.trim(ctx)?;
-                self.try_allocate(ctx, bytes, stream).map_err(|rc| failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync"))
+    /// memory back to the device and tries once more. `out_of_memory_already`: a first try (made
+    /// without activation) ran out of memory, so this starts with the trim. The context must be
+    /// active.
+    pub fn allocate(&self, ctx: &Context, bytes: usize, stream: CUstream, out_of_memory_already: bool) -> Result<CUdeviceptr> {
+        if !out_of_memory_already {
+            match self.try_allocate(ctx, bytes, stream) {
+                Ok(ptr) => return Ok(ptr),
+                Err(CUDA_ERROR_OUT_OF_MEMORY) => {}
+                Err(rc) => return Err(failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync")),
             }
-            Err(rc) => Err(failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync")),
         }
+        self.trim(ctx)?;
+        self.try_allocate(ctx, bytes, stream).map_err(|rc| failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync"))
     }
 
-    fn try_allocate(&self, ctx: &Context, bytes: usize, stream: CUstream) -> std::result::Result<CUdeviceptr, i32> {
+    /// One `cuMemAllocFromPoolAsync`, nothing else: the driver's code on failure. `stream` is a
+    /// stream of the pool's context, which is active or one the driver takes from the stream
+    /// (`driver::stream_context`).
+    pub(crate) fn try_allocate(&self, ctx: &Context, bytes: usize, stream: CUstream) -> std::result::Result<CUdeviceptr, i32> {
         let mut ptr: CUdeviceptr = 0;
-        // SAFETY: a live pool of the active context and a stream of it; the out-pointer is valid.
+        // SAFETY: a live pool of the context and a live stream of it (the caller's contract above);
+        // the out-pointer is valid.
         let rc = unsafe { (ctx.driver().api.cuMemAllocFromPoolAsync)(&mut ptr, bytes, self.raw as *mut c_void, stream) };
         if rc == 0 { Ok(ptr) } else { Err(rc) }
     }

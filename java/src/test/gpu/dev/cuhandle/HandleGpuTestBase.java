@@ -1,6 +1,7 @@
 package dev.cuhandle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.util.ArrayList;
@@ -54,6 +55,24 @@ abstract class HandleGpuTestBase extends GpuTestSupport {
     // ---------------------------------------------------------------- context stack
 
     /** Leaves exactly {@code ctx} current (a one-entry stack), or nothing for 0. */
+    /**
+     * Runs {@code body} with a new user context of device 0 current and a handle of device 0's
+     * primary context (not that user context), passing both; destroys the user context afterwards.
+     */
+    static void withAnotherContextCurrent(java.util.function.BiConsumer<Handle, Long> body) {
+        long user = NativeTestApi.createContext(0);
+        try {
+            makeOnlyCurrent(user);
+            try (Handle h = Handle.create(0)) { // explicit device: the primary context, not `user`
+                assertTrue(h.contextId() != NativeTestApi.contextId(user), "the handle is bound to the primary context");
+                body.accept(h, user);
+            }
+        } finally {
+            clearCurrent();
+            destroyQuietly(user);
+        }
+    }
+
     static void makeOnlyCurrent(long ctx) {
         clearCurrent();
         if (ctx != 0) {

@@ -34,17 +34,7 @@ class HandleLaunchWithoutActivationGpuTest extends HandleGpuTestBase {
 
     @Test
     void ownStream_otherContextCurrent_runsInTheHandlesContext_andTheOtherStaysCurrent() {
-        long user = NativeTestApi.createContext(0);
-        try {
-            makeOnlyCurrent(user);
-            try (Handle h = Handle.create(0)) { // explicit device: the primary context, not `user`
-                assertTrue(h.contextId() != NativeTestApi.contextId(user), "the handle is bound to the primary context");
-                launchAndCheck(h, user, new Random(0x6f746865L), "another context current (seed 0x6f746865)");
-            }
-        } finally {
-            clearCurrent();
-            destroyQuietly(user);
-        }
+        withAnotherContextCurrent((h, user) -> launchAndCheck(h, user, new Random(0x6f746865L), "another context current (seed 0x6f746865)"));
     }
 
     @Test

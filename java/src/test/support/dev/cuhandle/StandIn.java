@@ -136,6 +136,14 @@ public final class StandIn {
         return control(42, 0);
     }
 
+    /**
+     * Copies, memsets, stream-ordered pool allocations and frees the stand-in accepted on a user stream
+     * while its context was not current on the calling thread: what CUDA 13.0 drivers allow.
+     */
+    public static int memoryCallsOutsideCurrentContext() {
+        return control(47, 0);
+    }
+
     /** Pinned host allocations ({@code cuMemHostAlloc}) alive. */
     public static int liveHostAllocations() {
         return control(43, 0);
