@@ -17,7 +17,7 @@ use jni::{Env, EnvUnowned, NativeMethod};
 pub const METHODS: &[NativeMethod<'static>] = &[native!(
     static raw fn array_copy(
         h: HandlePtr, b: BufferPtr, offset: jlong, array: JObject, type_code: jint, array_offset: jlong, bytes: jlong, upload: jboolean,
-        stream: jlong, chunk_bytes: jlong, depth: jint, slot_bytes: jlong, idle_slots: jint, wait_for_device: jboolean
+        stream: jlong, chunk_bytes: jlong, depth: jint, slot_bytes: jlong, idle_slots: jint, wait_for_device: jboolean, critical_copy: jboolean
     )
 )];
 
@@ -44,6 +44,8 @@ struct PlanArgs {
     depth: jint,
     slot_bytes: jlong,
     max_idle_slots: jint,
+    /// Chunks copied with `memcpy` in a critical region instead of JNI region copies (`raw::ArrayRegion`).
+    critical_copy: bool,
 }
 
 impl PlanArgs {
@@ -61,8 +63,9 @@ impl PlanArgs {
 }
 
 /// Copies a range between a Java array and the buffer through pinned staging: the array is only
-/// touched by JNI region copies (bounded, no pinning), never while the thread waits for the GPU,
-/// so the garbage collector is never held up (rule L4).
+/// touched by bounded copies of one chunk (JNI region copies, or a memcpy in a critical region
+/// held for that copy alone), never while the thread waits for the GPU, so the garbage collector is
+/// never held up behind GPU work (rule L4).
 fn copy_range(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), array: &JObject<'_>, range: Range, plan: PlanArgs) -> JniResult<()> {
     let (handle, buffer) = pair(&h, &b)?;
     let (offset, array_offset, bytes) = (size(range.offset, "the buffer offset")?, size(range.array_offset, "the array offset")?, size(range.bytes, "the length")?);
@@ -71,7 +74,7 @@ fn copy_range(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), array: &JObject<'_>
     }
     // SAFETY: `env` is this thread's and `array` a live local reference to a primitive array of
     // the type `type_code` names (ArrayTransfers passes them together).
-    let region = unsafe { raw::ArrayRegion::new(env.get_raw(), array.as_raw(), range.type_code)? };
+    let region = unsafe { raw::ArrayRegion::new(env.get_raw(), array.as_raw(), range.type_code, plan.critical_copy)? };
     let element = region.element_bytes();
     if array_offset.checked_add(bytes).is_none_or(|end| end > region.bytes()) || !array_offset.is_multiple_of(element) || !bytes.is_multiple_of(element) {
         return Err(Error::invalid_argument(format!("byte range [{array_offset}, {array_offset}+{bytes}) is not whole elements inside the Java array of {} bytes", region.bytes())).into());
@@ -97,9 +100,9 @@ fn copy_range(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), array: &JObject<'_>
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
 fn array_copy(
     env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, b: BufferPtr, offset: jlong, array: JObject<'_>, type_code: jint, array_offset: jlong, bytes: jlong,
-    upload: jboolean, stream: jlong, chunk_bytes: jlong, depth: jint, slot_bytes: jlong, idle_slots: jint, wait_for_device: jboolean,
+    upload: jboolean, stream: jlong, chunk_bytes: jlong, depth: jint, slot_bytes: jlong, idle_slots: jint, wait_for_device: jboolean, critical_copy: jboolean,
 ) {
     let range = Range { offset, type_code, array_offset, bytes, upload, wait_for_device, stream };
-    let plan = PlanArgs { chunk_bytes, depth, slot_bytes, max_idle_slots: idle_slots };
+    let plan = PlanArgs { chunk_bytes, depth, slot_bytes, max_idle_slots: idle_slots, critical_copy };
     entry!(env, |e| copy_range(e, (h, b), &array, range, plan))
 }

@@ -9,8 +9,9 @@ import java.util.concurrent.CompletableFuture;
  * {@link DeviceBuffer} (rules T1 and L4): the checks, the split of large copies into ranges copied
  * on several threads ({@link TransferPlan}, {@link TransferThreads}), and the asynchronous copies.
  * Each range moves through the native pipeline ({@code rust/src/core/transfer}): pinned staging
- * slots of the context, the JNI region copy of one chunk overlapping the DMA of the one before, and
- * no part of the array pinned while the thread waits for the GPU.
+ * slots of the context, the host copy of one chunk (a memcpy in a critical region held for that copy
+ * alone, or a JNI region copy) overlapping the DMA of the one before, and no part of the array
+ * pinned while the thread waits for the GPU.
  */
 final class ArrayTransfers {
     /** Stream argument of {@code NativeApi.arrayCopy}: the handle's current stream. */
@@ -212,7 +213,7 @@ final class ArrayTransfers {
         TransferPlan plan = TransferPlan.of(bytes, kind.bytes);
         if (plan.threads == 1) {
             NativeApi.arrayCopy(h, b, bufferOffset, array, kind.code, arrayByteOffset, bytes, upload, stream, plan.chunkBytes, plan.depth, plan.slotBytes,
-                    plan.idleSlots, waitForDevice);
+                    plan.idleSlots, waitForDevice, plan.criticalCopy);
             return;
         }
         long shared = stream == HANDLE_STREAM ? NativeApi.handleStream(h) : stream;
@@ -220,7 +221,7 @@ final class ArrayTransfers {
             long start = i * plan.rangeBytes;
             long n = Math.min(plan.rangeBytes, bytes - start);
             NativeApi.arrayCopy(h, b, bufferOffset + start, array, kind.code, arrayByteOffset + start, n, upload, shared, plan.chunkBytes, plan.depth,
-                    plan.slotBytes, plan.idleSlots, waitForDevice);
+                    plan.slotBytes, plan.idleSlots, waitForDevice, plan.criticalCopy);
         });
     }
 }

@@ -20,17 +20,19 @@ package dev.cuhandle;
  * <h2 id="arrays">Copies between Java arrays and the device</h2>
  *
  * <p>The copies of this class ({@code upload}, {@code download}) and those of {@link Handle}
- * ({@code copyToDevice}, {@code copyToHost}, {@code upload} and their asynchronous forms) never pin
- * a Java array, and the calling thread holds no part of it while it waits for the GPU, so a copy never holds up the garbage collector or other threads
- * (rule L4). The elements move in chunks through page-locked staging memory of the handle's
- * context (a small pool, reused by later copies): JNI region copies fill one chunk while the DMA of
- * the one before runs, and downloads run the same way in reverse, so a copy takes about as long as
- * the slower of the two steps, and the DMA runs at the speed of pinned memory. An array of 1 MiB or
- * more (by default) is split into ranges that several threads copy at once (the caller and
+ * ({@code copyToDevice}, {@code copyToHost}, {@code upload} and their asynchronous forms) hold a
+ * Java array in a JNI critical region only for the {@code memcpy} of one chunk (at most 4 MiB), never
+ * while the calling thread waits for the GPU, so a copy never holds up the garbage collector or other
+ * threads behind GPU work (rule L4). The elements move in chunks through page-locked staging memory
+ * of the handle's context (a small pool, reused by later copies): one chunk is filled while the DMA
+ * of the one before runs, and downloads run the same way in reverse, so a copy takes about as long
+ * as the slower of the two steps, and the DMA runs at the speed of pinned memory. An array of 2 MiB
+ * or more (by default) is split into ranges that several threads copy at once (the caller and
  * cuhandle's {@code cuhandle-transfer-helper} threads), all on the handle's stream. Chunk sizes
  * and thread counts are chosen by size; the system properties {@code cuhandle.transfer.threads},
  * {@code bytesPerThread}, {@code chunkBytes}, {@code minChunkBytes}, {@code depth} and
- * {@code idleSlots} (all under {@code cuhandle.transfer.}) tune them.
+ * {@code idleSlots} (all under {@code cuhandle.transfer.}) tune them; {@code criticalCopy=false}
+ * copies each chunk with JNI region copies instead, which never pin the array.
  *
  * <p>Heap ByteBuffers take the same path. Direct ByteBuffers and {@link HostBuffer}s go to the
  * driver with no staging; a direct buffer copied many times can be page-locked with

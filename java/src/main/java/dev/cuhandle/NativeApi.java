@@ -94,10 +94,11 @@ final class NativeApi {
     /**
      * One range of a copy between a Java array and device memory through pinned staging ({@link ArrayTransfers}):
      * {@code stream} is a raw stream from {@link #handleStream(long)}, or -1 for the handle's current stream;
-     * {@code waitForDevice} makes an upload return only once its last chunk is on the device.
+     * {@code waitForDevice} makes an upload return only once its last chunk is on the device; {@code criticalCopy} copies each
+     * chunk with a {@code memcpy} inside a critical region held for that copy alone, instead of a JNI region copy.
      */
     static native void arrayCopy(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes, boolean upload,
-            long stream, long chunkBytes, int depth, long slotBytes, int idleSlots, boolean waitForDevice);
+            long stream, long chunkBytes, int depth, long slotBytes, int idleSlots, boolean waitForDevice, boolean criticalCopy);
 
     static native long hostRegister(long handle, ByteBuffer direct);
 

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -39,6 +40,22 @@ class ArrayTransferGpuTest extends KernelGpuTestBase {
         try (TransferProperties p = TransferProperties.tiny()) {
             roundTrips(type, 0, 1, 2, 3, chunk - 1, chunk, chunk + 1, 2 * chunk - 1, 2 * chunk, 2 * chunk + 1, 5 * chunk + 3, 9 * chunk + 1,
                     MAX_LENGTH);
+        }
+    }
+
+    /**
+     * The same with JNI region copies instead of the default memcpy in a critical region
+     * ({@link TransferPlan#CRITICAL_COPY} false).
+     */
+    @ParameterizedTest
+    @EnumSource(ArrayTypes.class)
+    void everyOffsetAndLength_regionCopies(ArrayTypes type) {
+        int chunk = TransferProperties.TINY_CHUNK / type.bytes;
+        try (TransferProperties p = TransferProperties.tinyWith(Map.of(TransferPlan.CRITICAL_COPY, false))) {
+            roundTrips(type, 0, 1, 3, chunk - 1, chunk + 1, 2 * chunk + 1, 9 * chunk + 1, MAX_LENGTH);
+        }
+        try (TransferProperties p = TransferProperties.set(Map.of(TransferPlan.CRITICAL_COPY, false))) {
+            roundTrips(type, 0, 1, 65_537, (3 << 20) / type.bytes + 1);
         }
     }
 

@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Issue 9 (6), rule L4: array downloads held a JNI critical region across the wait for queued GPU
@@ -23,10 +23,11 @@ class GcStallGpuTest {
     @TempDir
     Path tmp;
 
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"-XX:+UseG1GC", "-XX:+UseParallelGC"})
-    void aDownloadWaitingForTheGpuDoesNotStopOtherThreads(String collector) throws Exception {
-        List<String> options = new ArrayList<>(List.of(collector, "-Xmx512m", "-Xms512m"));
+    /** With JNI region copies and with critical-region copies ({@link TransferPlan#CRITICAL_COPY}), which L4 bounds to one chunk's memcpy. */
+    @ParameterizedTest(name = "{0}, critical copies {1}")
+    @CsvSource({"-XX:+UseG1GC,false", "-XX:+UseParallelGC,false", "-XX:+UseG1GC,true", "-XX:+UseParallelGC,true"})
+    void aDownloadWaitingForTheGpuDoesNotStopOtherThreads(String collector, boolean criticalCopies) throws Exception {
+        List<String> options = new ArrayList<>(List.of(collector, "-Xmx512m", "-Xms512m", "-D" + TransferPlan.CRITICAL_COPY + "=" + criticalCopies));
         if (StandIn.active()) {
             options.add("-D" + StandIn.PROPERTY + "=true");
         }
@@ -34,7 +35,7 @@ class GcStallGpuTest {
         assertEquals(0, child.exitCode, child.output);
         double stall = value(child.output, "maxStallMs=");
         double download = value(child.output, "downloadMs=");
-        System.out.println("[gc-stall] " + collector + (StandIn.active() ? " (stand-in)" : " (GPU)") + ": worst allocation stall "
+        System.out.println("[gc-stall] " + collector + (criticalCopies ? ", critical copies" : "") + (StandIn.active() ? " (stand-in)" : " (GPU)") + ": worst allocation stall "
                 + stall + " ms during a download that waited " + download + " ms");
         assertTrue(download >= 2_500, "the download should have waited for ~3 s of queued work: " + child.output);
         assertTrue(stall < 500, "another thread stalled " + stall + " ms while the download waited: " + child.output);

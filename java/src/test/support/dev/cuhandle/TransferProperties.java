@@ -25,8 +25,15 @@ final class TransferProperties implements AutoCloseable {
     }
 
     static TransferProperties tiny() {
-        return set(Map.of(TransferPlan.CHUNK_BYTES, TINY_CHUNK, TransferPlan.MIN_CHUNK_BYTES, TINY_CHUNK, TransferPlan.BYTES_PER_THREAD, 2 * TINY_CHUNK,
-                TransferPlan.THREADS, 4, TransferPlan.DEPTH, 2));
+        return tinyWith(Map.of());
+    }
+
+    /** {@link #tiny()} and {@code more} besides. */
+    static TransferProperties tinyWith(Map<String, Object> more) {
+        Map<String, Object> values = new java.util.HashMap<>(Map.of(TransferPlan.CHUNK_BYTES, TINY_CHUNK, TransferPlan.MIN_CHUNK_BYTES, TINY_CHUNK,
+                TransferPlan.BYTES_PER_THREAD, 2 * TINY_CHUNK, TransferPlan.THREADS, 4, TransferPlan.DEPTH, 2));
+        values.putAll(more);
+        return set(values);
     }
 
     @Override

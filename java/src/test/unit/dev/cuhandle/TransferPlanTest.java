@@ -26,7 +26,11 @@ class TransferPlanTest {
             TransferPlan mid = TransferPlan.of(4 * MIB, 4);
             assertEquals(4, mid.threads, mid.toString());
             assertEquals(MIB, mid.rangeBytes);
-            assertEquals(MIB / 4, mid.chunkBytes);
+            assertEquals(MIB, mid.chunkBytes, "a quarter range would be below the smallest chunk of 1 MiB: one chunk per range");
+            assertTrue(mid.criticalCopy, "chunks are copied with memcpy in a critical region by default");
+            TransferPlan sixteen = TransferPlan.of(16 * MIB, 4);
+            assertEquals(4 * MIB, sixteen.rangeBytes);
+            assertEquals(MIB, sixteen.chunkBytes, "a quarter of a 4 MiB range");
             TransferPlan big = TransferPlan.of(1L << 30, 8);
             assertEquals(4, big.threads);
             assertEquals(256 * MIB, big.rangeBytes);
@@ -58,6 +62,9 @@ class TransferPlanTest {
             assertEquals(1, plan.depth, "clamped to 1");
             assertEquals(4096, plan.chunkBytes, "at least one 4 KiB page");
             assertEquals(0, plan.idleSlots);
+        }
+        try (TransferProperties p = TransferProperties.set(Map.of(TransferPlan.CRITICAL_COPY, "no"))) {
+            assertTrue(!TransferPlan.of(64 * MIB, 4).criticalCopy, "anything but true turns critical copies off");
         }
     }
 }
