@@ -63,6 +63,11 @@ public final class MemoryBenchmark {
                 h.memset(temp, 0);
             }
             us[n++] = (System.nanoTime() - t0) / 1e3;
+            if (us[n - 1] > 1000) {
+                // JVM uptime when it ended, to set beside -Xlog:gc's pauses (uptime decorator).
+                System.out.printf("# round over 1 ms: %.2f us, ended at JVM uptime %.3f s%n", us[n - 1],
+                        java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() / 1e3);
+            }
         }
         h.synchronize();
         double[] rounds = Arrays.copyOf(us, n);
