@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  *   <li>churn alone: 1 MiB {@code allocate} + {@code memset} + {@code close} per round, on one handle;
  *   <li>churn next to busy handles: the same while another thread's handle of the same context runs
- *       20 ms kernels back to back (median, p99, max, rounds above 1 ms);
+ *       20 ms kernels back to back (median, p99, max, rounds above 1 ms, and how many of those
+ *       overlapped a stop-the-world GC pause: {@link GcPauses});
  *   <li>16 threads churning, each with its own handle, random sizes 1 KiB-64 MiB: rounds/s against
  *       1 thread, and the device memory before, after the churn and after {@code trimMemory()};
  *   <li>no false sharing: 200 live handles, one running a 300 ms kernel: the slowest tiny launch +
@@ -35,6 +36,8 @@ public final class MemoryBenchmark {
     private static final int MIB = 1 << 20;
     /** ~1.98 GHz SM clock on the H200: cycles per millisecond. */
     private static final long CYCLES_PER_MS = 1_980_000L;
+    /** The JVM's pauses from the start, to tell slow rounds the collector caused. */
+    private static final GcPauses GC_PAUSES = GcPauses.record();
 
     private MemoryBenchmark() {}
 
@@ -53,8 +56,21 @@ public final class MemoryBenchmark {
     }
 
     /** Microseconds per 1 MiB allocate + memset + close round on {@code h} for {@code millis}. */
-    private static double[] churn(Handle h, long millis) {
+    /** Rounds of one churn: their microseconds, sorted, and how many of those over 1 ms overlapped a GC pause. */
+    private static final class Rounds {
+        final double[] sorted;
+        final int over1msInGcPause;
+
+        Rounds(double[] sorted, int over1msInGcPause) {
+            this.sorted = sorted;
+            this.over1msInGcPause = over1msInGcPause;
+        }
+    }
+
+    /** Microseconds per 1 MiB allocate + memset + close round on {@code h} for {@code millis}. */
+    private static Rounds churn(Handle h, long millis) throws InterruptedException {
         double[] us = new double[400_000];
+        List<double[]> slow = new ArrayList<>(); // {JVM uptime ms at the end, microseconds}
         int n = 0;
         long end = System.nanoTime() + millis * 1_000_000;
         while (System.nanoTime() < end && n < us.length) {
@@ -64,18 +80,26 @@ public final class MemoryBenchmark {
             }
             us[n++] = (System.nanoTime() - t0) / 1e3;
             if (us[n - 1] > 1000) {
-                // JVM uptime when it ended, to set beside -Xlog:gc's pauses (uptime decorator).
-                System.out.printf("# round over 1 ms: %.2f us, ended at JVM uptime %.3f s%n", us[n - 1],
-                        java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() / 1e3);
+                slow.add(new double[] {GcPauses.uptimeMillis(), us[n - 1]});
             }
         }
         h.synchronize();
+        Thread.sleep(100); // the collectors' notifications arrive after their pauses
+        int inGc = 0;
+        for (double[] round : slow) {
+            boolean paused = GC_PAUSES.overlapsPause((long) round[0], round[1]);
+            inGc += paused ? 1 : 0;
+            // Uptime as -Xlog:gc's uptime decorator prints it.
+            System.out.printf("# round over 1 ms: %.2f us, ended at JVM uptime %.3f s, %s%n", round[1], round[0] / 1e3,
+                    paused ? "during a GC pause" : "outside GC pauses");
+        }
         double[] rounds = Arrays.copyOf(us, n);
         Arrays.sort(rounds);
-        return rounds;
+        return new Rounds(rounds, inGc);
     }
 
-    private static void report(String what, double[] sorted) {
+    private static void report(String what, Rounds rounds) {
+        double[] sorted = rounds.sorted;
         int over1ms = 0;
         for (double v : sorted) {
             if (v > 1000) {
@@ -87,9 +111,10 @@ public final class MemoryBenchmark {
         System.out.printf("memory,%s_max,%.2f,us%n", what, sorted[sorted.length - 1]);
         System.out.printf("memory,%s_rounds,%d,rounds%n", what, sorted.length);
         System.out.printf("memory,%s_over_1ms,%d,rounds%n", what, over1ms);
+        System.out.printf("memory,%s_over_1ms_in_gc_pause,%d,rounds%n", what, rounds.over1msInGcPause);
     }
 
-    private static void churnAlone() {
+    private static void churnAlone() throws InterruptedException {
         try (Handle h = Handle.create(0)) {
             churn(h, 300); // warm-up: the JIT, the pool
             report("churn_alone", churn(h, 1000));
