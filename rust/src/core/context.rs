@@ -169,6 +169,19 @@ impl Context {
         sticky::check(self.id)
     }
 
+    /// For a stream-ordered call on one of this context's pooled streams (never destroyed while
+    /// it lives): validates (H8, H11), as an activation would, and says whether the call may go to
+    /// the driver without making the context current, because the driver takes the call's context
+    /// from the stream (`driver::stream_context`). `false`: activate.
+    #[inline]
+    pub fn validate_without_activation(&self) -> Result<bool> {
+        if !driver::stream_context::calls_take_the_streams_context(self.driver) {
+            return Ok(false);
+        }
+        self.validate()?;
+        Ok(true)
+    }
+
     /// Validates, then makes this context current until the returned scope ends (H4).
     #[inline]
     pub fn activate(&self) -> Result<Activation> {

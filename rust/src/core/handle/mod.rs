@@ -10,7 +10,6 @@ pub mod attachments;
 
 use crate::core::context::{primary_active, Activation, Context, Ownership};
 use crate::core::device::{self, DeviceInfo};
-use crate::core::driver::stream_context;
 use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::core::memory::context_memory::{self, ContextMemory};
 use crate::core::memory::device::DeviceMemory;
@@ -186,16 +185,10 @@ impl Handle {
     /// `None`: activate as usual.
     #[inline]
     pub fn unactivated_own_stream(&self) -> Result<Option<&StreamUse>> {
-        if !stream_context::calls_take_the_streams_context(self.ctx.driver()) {
-            return Ok(None);
-        }
         match self.own_stream_in_use() {
-            Some(own) => {
-                // A destroyed, reset or poisoned context is refused before the driver sees its stream.
-                self.ctx.validate()?;
-                Ok(Some(own))
-            }
-            None => Ok(None),
+            // A destroyed, reset or poisoned context is refused before the driver sees its stream.
+            Some(own) if self.ctx.validate_without_activation()? => Ok(Some(own)),
+            _ => Ok(None),
         }
     }
 

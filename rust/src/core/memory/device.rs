@@ -7,7 +7,6 @@
 //! driver has no memory pools, `cuMemAlloc` and a context-wide wait before `cuMemFree` instead.
 
 use crate::core::context::Context;
-use crate::core::driver::stream_context;
 use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED};
 use crate::core::memory::context_memory::ContextMemory;
 use crate::core::memory::uses::Uses;
@@ -235,7 +234,7 @@ impl Drop for DeviceMemory {
 /// context after all.
 fn free_on_home_stream_unactivated(ctx: &Context, ptr: CUdeviceptr, uses: &Uses) -> bool {
     let StreamUse::Pooled(lease) = uses.home() else { return false };
-    if !stream_context::calls_take_the_streams_context(ctx.driver()) || !uses.only_home() || ctx.validate().is_err() {
+    if !uses.only_home() || !matches!(ctx.validate_without_activation(), Ok(true)) {
         return false;
     }
     // SAFETY: memory of this context from its pool, freed once (Drop runs once), used only on its
