@@ -1,10 +1,10 @@
 //! `dev.cuhandle.NativeApi`: device memory entry points. Java checks ranges first (for clear
 //! messages); the core checks them again so that nothing out of range ever reaches the driver.
 
-use crate::core::error::{self as core_error, Error};
+use crate::core::error::Error;
 use crate::core::handle::Handle;
 use crate::core::memory::device::DeviceMemory;
-use crate::jni::native_ptr::{BufferPtr, HandlePtr, Held, LibraryPtr, Ptr};
+use crate::jni::native_ptr::{BufferPtr, HandlePtr, LibraryPtr, Ptr};
 use crate::jni::native_entry::native;
 use crate::jni::raw;
 use crate::jni::entry::entry;
@@ -45,16 +45,7 @@ pub(crate) fn size(value: jlong, what: &str) -> JniResult<usize> {
     usize::try_from(value).map_err(|_| Error::invalid_argument(format!("{what} is {value}; expected a value >= 0")).into())
 }
 
-/// What `allocate` makes of `bytes` (the size Java passed for `what`) with the handle's context
-/// active, handed to Java.
-pub(crate) fn allocated<T: Held>(h: &HandlePtr, bytes: jlong, what: &str, allocate: impl FnOnce(&Handle, usize) -> core_error::Result<T>) -> JniResult<Ptr<T>> {
-    let (handle, bytes) = (h.get()?, size(bytes, what)?);
-    let _scope = handle.activate()?;
-    Ok(Ptr::give(allocate(handle, bytes)?))
-}
-
 fn buffer_allocate(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, bytes: jlong) -> BufferPtr {
-    // Not `allocated`: `Handle::allocate` activates the context only when it must.
     entry!(env, |_e| Ok(Ptr::give(h.get()?.allocate(size(bytes, "the buffer size")?)?)))
 }
 

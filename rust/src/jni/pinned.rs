@@ -3,9 +3,8 @@
 //! them again so that nothing out of range reaches the driver.
 
 use crate::core::error::Error;
-use crate::core::handle::Handle;
-use crate::jni::buffer::{allocated, pair, size};
-use crate::jni::native_ptr::{BufferPtr, HandlePtr, PinnedPtr};
+use crate::jni::buffer::{pair, size};
+use crate::jni::native_ptr::{BufferPtr, HandlePtr, PinnedPtr, Ptr};
 use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
 use crate::jni::entry::entry;
@@ -22,7 +21,7 @@ pub const METHODS: &[NativeMethod<'static>] = &[
 ];
 
 fn pinned_allocate(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, bytes: jlong) -> PinnedPtr {
-    entry!(env, |_e| allocated(&h, bytes, "the host buffer size", Handle::allocate_pinned))
+    entry!(env, |_e| Ok(Ptr::give(h.get()?.allocate_pinned(size(bytes, "the host buffer size")?)?)))
 }
 
 fn pinned_address(env: EnvUnowned<'_>, _: JClass<'_>, p: PinnedPtr) -> jlong {

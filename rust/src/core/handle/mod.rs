@@ -10,7 +10,7 @@ pub mod attachments;
 
 use crate::core::context::{primary_active, Activation, Context, Ownership};
 use crate::core::device::{self, DeviceInfo};
-use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_OUT_OF_MEMORY};
+use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT};
 use crate::core::memory::context_memory::{self, ContextMemory};
 use crate::core::memory::device::DeviceMemory;
 use crate::core::memory::pinned::PinnedMemory;
@@ -219,37 +219,27 @@ impl Handle {
         Ok(self.own.get_or_init(|| StreamUse::Pooled(lease)))
     }
 
-    /// The context's memory (pool and pinned cache), taken on first use. The context must be active.
+    /// The context's memory (pool and pinned cache), taken on first use, with the context made
+    /// current for that.
     fn memory(&self) -> Result<&Arc<ContextMemory>> {
         if let Some(memory) = self.memory.get() {
             return Ok(memory);
         }
+        let _scope = self.activate()?;
         let memory = context_memory::of(&self.ctx, self.device)?;
         Ok(self.memory.get_or_init(|| memory))
     }
 
     /// `bytes` of device memory, in stream order on the handle's stream where the context has a
-    /// memory pool. A first try on the own stream goes without activating the context; if it
-    /// fails, the activated path trims the pool and retries (out of memory), or explains the
-    /// failure.
+    /// memory pool (see [`in_stream_order`](Self::in_stream_order)).
     pub fn allocate(&self, bytes: usize) -> Result<DeviceMemory> {
-        let mut out_of_memory = false;
-        if let (Some(memory), true) = (self.memory.get(), bytes > 0) {
-            if let Some(own) = self.unactivated_own_stream()? {
-                match DeviceMemory::try_allocate_unactivated(memory, &self.ctx, bytes, own) {
-                    Ok(allocated) => return Ok(allocated),
-                    // The same stream is used below unless a `setStream` came in between.
-                    Err(rc) => out_of_memory = rc == CUDA_ERROR_OUT_OF_MEMORY,
-                }
-            }
-        }
-        let _scope = self.activate()?;
-        let queue = self.queue()?;
-        DeviceMemory::allocate(self.memory()?, &self.ctx, bytes, &queue, out_of_memory)
+        let memory = self.memory()?;
+        self.in_stream_order(|on| DeviceMemory::allocate(memory, &self.ctx, bytes, on))
     }
 
-    /// `bytes` of pinned host memory from the context's cache. The context must be active.
+    /// `bytes` of pinned host memory from the context's cache.
     pub fn allocate_pinned(&self, bytes: usize) -> Result<PinnedMemory> {
+        let _scope = self.activate()?;
         PinnedMemory::allocate(self.memory()?, &self.ctx, bytes)
     }
 

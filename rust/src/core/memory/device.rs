@@ -7,7 +7,7 @@
 //! driver has no memory pools, `cuMemAlloc` and a context-wide wait before `cuMemFree` instead.
 
 use crate::core::context::Context;
-use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED};
+use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT};
 use crate::core::memory::context_memory::ContextMemory;
 use crate::core::memory::uses::Uses;
 use crate::core::memory::failed_allocation::failed_allocation;
@@ -39,9 +39,10 @@ enum Release {
 }
 
 impl DeviceMemory {
-    /// Allocates `bytes` in `ctx` (active), in stream order on `on` where the context has a pool.
-    /// `out_of_memory_already`: see `Pool::allocate`.
-    pub fn allocate(memory: &Arc<ContextMemory>, ctx: &Arc<Context>, bytes: usize, on: &StreamUse, out_of_memory_already: bool) -> Result<DeviceMemory> {
+    /// Allocates `bytes` in `ctx`, in stream order on `on` where the context has a pool. `ctx` is
+    /// active, or `on` is a handle's own stream and the driver takes the context from it
+    /// (`Handle::in_stream_order`); the calls that need a current context make it current.
+    pub fn allocate(memory: &Arc<ContextMemory>, ctx: &Arc<Context>, bytes: usize, on: &StreamUse) -> Result<DeviceMemory> {
         if bytes == 0 {
             return Ok(DeviceMemory { ptr: 0, bytes, release: Release::Nothing, ctx: Arc::clone(ctx) });
         }
@@ -50,13 +51,14 @@ impl DeviceMemory {
         }
         match memory.pool() {
             Some(pool) => {
-                let ptr = pool.allocate(ctx, bytes, on.raw(), out_of_memory_already)?;
+                let ptr = pool.allocate(ctx, bytes, on.raw())?;
                 let release = Release::InStreamOrder { uses: Uses::at_home(on.clone()), _memory: Arc::clone(memory) };
                 Ok(DeviceMemory { ptr, bytes, release, ctx: Arc::clone(ctx) })
             }
             None => {
+                let _scope = ctx.activate()?; // cuMemAlloc allocates in the current context
                 let mut ptr = 0;
-                // SAFETY: out-pointer is valid; the context is active (caller's activation).
+                // SAFETY: out-pointer is valid; the context is active (the scope above).
                 let rc = unsafe { (ctx.driver().api.cuMemAlloc)(&mut ptr, bytes) };
                 if rc != 0 {
                     return Err(failed_allocation(ctx, rc, bytes, "cuMemAlloc"));
@@ -64,18 +66,6 @@ impl DeviceMemory {
                 Ok(DeviceMemory { ptr, bytes, release: Release::ContextWide, ctx: Arc::clone(ctx) })
             }
         }
-    }
-
-    /// [`allocate`](Self::allocate) of `bytes` (> 0) on `own`, a handle's own stream, with the
-    /// context not made current (`Handle::unactivated_own_stream` allowed it): one try, which on
-    /// failure gives the driver's code (`CUDA_ERROR_NOT_SUPPORTED` if the context has no pool, so
-    /// nothing was tried). The caller then takes the activated path, which trims the pool and
-    /// retries, or explains the failure.
-    pub fn try_allocate_unactivated(memory: &Arc<ContextMemory>, ctx: &Arc<Context>, bytes: usize, own: &StreamUse) -> std::result::Result<DeviceMemory, i32> {
-        let pool = memory.pool().ok_or(CUDA_ERROR_NOT_SUPPORTED)?;
-        let ptr = pool.try_allocate(ctx, bytes, own.raw())?;
-        let release = Release::InStreamOrder { uses: Uses::at_home(own.clone()), _memory: Arc::clone(memory) };
-        Ok(DeviceMemory { ptr, bytes, release, ctx: Arc::clone(ctx) })
     }
 
     /// A view of memory someone else allocated in `ctx` (interop); never freed by us. The address

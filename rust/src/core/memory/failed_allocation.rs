@@ -4,7 +4,7 @@ use crate::core::context::Context;
 use crate::core::error::{Error, CUDA_ERROR_OUT_OF_MEMORY};
 
 /// The error of an allocation that returned `rc`: out of memory says how much the device has
-/// free. The context is active.
+/// free (asked with the context made current here: the allocation may have gone without).
 pub(crate) fn failed_allocation(ctx: &Context, rc: i32, bytes: usize, op: &str) -> Error {
     if rc != CUDA_ERROR_OUT_OF_MEMORY {
         return match ctx.check(rc, op) {
@@ -13,9 +13,9 @@ pub(crate) fn failed_allocation(ctx: &Context, rc: i32, bytes: usize, op: &str) 
         };
     }
     let (mut free, mut total) = (0usize, 0usize);
-    // SAFETY: out-pointers are valid; the context is active.
-    let info = unsafe { (ctx.driver().api.cuMemGetInfo)(&mut free, &mut total) };
-    let state = if info == 0 { format!("; the device has {free} of {total} bytes free") } else { String::new() };
+    // SAFETY: out-pointers are valid; the context is active while the scope lives.
+    let info = ctx.activate().map(|_scope| unsafe { (ctx.driver().api.cuMemGetInfo)(&mut free, &mut total) });
+    let state = if matches!(info, Ok(0)) { format!("; the device has {free} of {total} bytes free") } else { String::new() };
     Error::cuda(
         CUDA_ERROR_OUT_OF_MEMORY,
         op,

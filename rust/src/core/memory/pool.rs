@@ -115,26 +115,21 @@ impl Pool {
         Ok(pool)
     }
 
-    /// `bytes` (> 0) from the pool, ordered on `stream`. Out of memory: gives the pool's cached
-    /// memory back to the device and tries once more. `out_of_memory_already`: a first try (made
-    /// without activation) ran out of memory, so this starts with the trim. The context must be
-    /// active.
-    pub fn allocate(&self, ctx: &Context, bytes: usize, stream: CUstream, out_of_memory_already: bool) -> Result<CUdeviceptr> {
-        if !out_of_memory_already {
-            match self.try_allocate(ctx, bytes, stream) {
-                Ok(ptr) => return Ok(ptr),
-                Err(CUDA_ERROR_OUT_OF_MEMORY) => {}
-                Err(rc) => return Err(failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync")),
+    /// `bytes` (> 0) from the pool, ordered on `stream`, a stream of the pool's context, which is
+    /// active or one the driver takes from the stream (`driver::stream_context`). Out of memory:
+    /// gives the pool's cached memory back to the device and tries once more.
+    pub fn allocate(&self, ctx: &Context, bytes: usize, stream: CUstream) -> Result<CUdeviceptr> {
+        match self.try_allocate(ctx, bytes, stream) {
+            Ok(ptr) => Ok(ptr),
+            Err(CUDA_ERROR_OUT_OF_MEMORY) => {
+                self.trim(ctx)?;
+                self.try_allocate(ctx, bytes, stream).map_err(|rc| failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync"))
             }
+            Err(rc) => Err(failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync")),
         }
-        self.trim(ctx)?;
-        self.try_allocate(ctx, bytes, stream).map_err(|rc| failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync"))
     }
 
-    /// One `cuMemAllocFromPoolAsync`, nothing else: the driver's code on failure. `stream` is a
-    /// stream of the pool's context, which is active or one the driver takes from the stream
-    /// (`driver::stream_context`).
-    pub(crate) fn try_allocate(&self, ctx: &Context, bytes: usize, stream: CUstream) -> std::result::Result<CUdeviceptr, i32> {
+    fn try_allocate(&self, ctx: &Context, bytes: usize, stream: CUstream) -> std::result::Result<CUdeviceptr, i32> {
         let mut ptr: CUdeviceptr = 0;
         // SAFETY: a live pool of the context and a live stream of it (the caller's contract above);
         // the out-pointer is valid.
@@ -145,7 +140,8 @@ impl Pool {
     /// Gives cached memory back to the device (`cuMemPoolTrimTo(0)`): what is handed out stays,
     /// and so does memory whose free has not run yet on its stream.
     pub fn trim(&self, ctx: &Context) -> Result<()> {
-        // SAFETY: a live pool of the active context.
+        let _scope = ctx.activate()?; // also from an allocation made without activation
+        // SAFETY: a live pool of the context, which is active (the scope above).
         ctx.check(unsafe { (ctx.driver().api.cuMemPoolTrimTo)(self.raw as *mut c_void, 0) }, "cuMemPoolTrimTo")
     }
 
