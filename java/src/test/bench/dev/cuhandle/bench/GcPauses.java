@@ -11,9 +11,11 @@ import javax.management.openmbean.CompositeData;
 /**
  * The JVM's stop-the-world collections while a benchmark runs, so that a slow round can be told
  * apart from a garbage-collector pause: a round whose interval overlaps one was stopped by the JVM,
- * not by the code it timed. Times are JVM uptime in milliseconds, the clock of the collectors'
- * notifications (and of {@code -Xlog:gc}'s uptime decorator). Concurrent cycles are left out: they
- * do not stop the application.
+ * not by the code it timed. Times are JVM uptime in milliseconds ({@link #uptimeMillis()}, the
+ * clock of {@code -Xlog:gc}'s uptime decorator). The collectors' notifications count from the JVM's
+ * start time instead ({@code RuntimeMXBean.getStartTime()}), tens of milliseconds earlier (37 ms on
+ * the development machine), so their times are shifted onto uptime when recorded. Concurrent cycles
+ * are left out: they do not stop the application.
  */
 final class GcPauses {
     /** Rounding of the millisecond clocks on both sides. */
@@ -25,6 +27,8 @@ final class GcPauses {
     /** Starts recording. */
     static GcPauses record() {
         GcPauses recorder = new GcPauses();
+        // Notification times + this = uptime.
+        long shift = uptimeMillis() - (System.currentTimeMillis() - ManagementFactory.getRuntimeMXBean().getStartTime());
         for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
             if (!(gc instanceof NotificationEmitter) || gc.getName().contains("Concurrent")) {
                 continue;
@@ -35,7 +39,7 @@ final class GcPauses {
                 }
                 GarbageCollectionNotificationInfo info = GarbageCollectionNotificationInfo.from((CompositeData) notification.getUserData());
                 synchronized (recorder.pauses) {
-                    recorder.pauses.add(new long[] {info.getGcInfo().getStartTime(), info.getGcInfo().getEndTime()});
+                    recorder.pauses.add(new long[] {info.getGcInfo().getStartTime() + shift, info.getGcInfo().getEndTime() + shift});
                 }
             }, null, null);
         }
