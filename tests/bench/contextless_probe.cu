@@ -101,6 +101,13 @@ int main() {
   printf("PROBE stream_sync_nothing_current %s\n", name(r));
   r = cuStreamQuery(s);
   printf("PROBE stream_query_nothing_current %s\n", name(r));
+  // What a staged array copy on a handle's own stream does per chunk (rust/src/core/transfer):
+  // a DMA from host memory, an event record after it, and later a wait on that event.
+  unsigned back = 0;
+  r = cuMemcpyDtoHAsync(&back, p, 4, s);
+  CUresult rr = cuEventRecord(ev, s);
+  CUresult rw = cuEventSynchronize(ev);
+  printf("PROBE memcpy_dtoh_async_nothing_current %s record %s event_sync %s value %u\n", name(r), name(rr), name(rw), back);
 
 #if CUDA_VERSION >= 13000
   cuCtxCreate(&b, nullptr, 0, dev);  // b is now current
@@ -120,6 +127,13 @@ int main() {
   cuCtxSetCurrent(b);
   r = cuMemsetD32Async(p, 17, 1, s);
   printf("PROBE memset_async_other_current %s value %u\n", name(r), readBack(a, p));
+  cuCtxSetCurrent(b);
+  back = 0;
+  r = cuMemcpyDtoHAsync(&back, p, 4, s);
+  rr = cuEventRecord(ev, s);
+  rw = cuEventSynchronize(ev);
+  cuCtxGetCurrent(&cur);
+  printf("PROBE memcpy_dtoh_async_other_current %s record %s event_sync %s value %u still_other_current %d\n", name(r), name(rr), name(rw), back, cur == b);
 
   CUmemPoolProps props = {};
   props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
