@@ -57,11 +57,12 @@ RUN
 cat > "$out/run-class" <<'RUN'
 #!/bin/sh
 # Runs a main class from the test JAR (benchmarks): run-class dev.cuhandle.SomeBenchmark args...
+# JVM options go in RUN_CLASS_JAVA_OPTS (for example -XX:+UseZGC).
 here=$(cd "$(dirname "$0")" && pwd)
 cls=$1; shift
 cp="$here/app/test-classes:$here/app/cuhandle.jar" # test classes first: their native library has the test-only entry points
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
-exec "$here/jre/bin/java" -cp "$cp" "$cls" "$@"
+exec "$here/jre/bin/java" ${RUN_CLASS_JAVA_OPTS:-} -cp "$cp" "$cls" "$@"
 RUN
 cat > "$out/run-soak" <<'RUN'
 #!/bin/sh

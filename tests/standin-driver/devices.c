@@ -200,6 +200,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
         {"cuLibraryEnumerateKernels", (void *)cuLibraryEnumerateKernels, 12040},
         {"cuKernelGetName", (void *)cuKernelGetName, 12030},
         {"cuOccupancyMaxPotentialClusterSize", (void *)cuOccupancyMaxPotentialClusterSize, 11080},
+        {"cuMemAllocAsync", (void *)cuMemAllocAsync, 11020},
     };
     int version = driver_version();
     for (size_t i = 0; i < sizeof OPTIONAL / sizeof OPTIONAL[0]; i++)

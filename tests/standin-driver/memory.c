@@ -186,6 +186,19 @@ EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, void
     RETURN(SUCCESS);
 }
 
+/* From the device's default pool, which the stand-in does not account: only the test entry point
+ * that runs alloc_churn.c's loop in the JVM (DriverProbeTestApi.churnInStreamOrder) calls it. */
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
+    ENTER();
+    if (!dptr) RETURN(INVALID_VALUE);
+    Stream *s;
+    int rc = resolve_stream(hStream, stream_needs_current_context(), &s);
+    if (rc) RETURN(rc);
+    if ((rc = allocate(s->ctx, bytesize, s, dptr))) RETURN(rc);
+    note_outside_current(s);
+    RETURN(SUCCESS);
+}
+
 EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
     ENTER();
     if (!free_bytes || !total) RETURN(INVALID_VALUE);

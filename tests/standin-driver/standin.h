@@ -304,6 +304,7 @@ EXPORT CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKer
 EXPORT CUresult cuKernelGetName(const char **name, CUkernel kernel);
 EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdevice dev);
 EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction f, const LaunchConfig *config);
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
 
 /* What the stand-in's files share; not exported from the library (only EXPORT entry points are). */
 #pragma GCC visibility push(hidden)

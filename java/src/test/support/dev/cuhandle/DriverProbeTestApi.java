@@ -2,8 +2,8 @@ package dev.cuhandle;
 
 /**
  * Test-only native entry points that ask the driver directly (rust/src/jni/testing_driver_probe.rs):
- * the module loading mode in force, and raw launches whose context the driver picks itself, to set
- * beside cuhandle's own launches.
+ * the module loading mode in force, raw launches whose context the driver picks itself, to set
+ * beside cuhandle's own launches, and the driver's own allocation churn, to set beside cuhandle's.
  */
 public final class DriverProbeTestApi {
     static {
@@ -30,4 +30,14 @@ public final class DriverProbeTestApi {
 
     /** {@code cuCtxSynchronize} of the current context; returns the {@code CUresult} (not thrown). */
     public static native int synchronizeCurrent();
+
+    /**
+     * tests/bench/alloc_churn.c's stream-ordered loop in this process: {@code rounds} rounds of
+     * {@code cuMemAllocAsync} + {@code cuMemsetD8Async} + {@code cuMemFreeAsync} of {@code bytes} on
+     * {@code stream} (a stream of the current context), then {@code cuStreamSynchronize}.
+     *
+     * @return each round's nanoseconds, timed around the three calls as the C loop times them
+     * @throws CudaException if a call fails; {@link IllegalStateException} if the driver lacks {@code cuMemAllocAsync}
+     */
+    public static native long[] churnInStreamOrder(long stream, long bytes, int rounds);
 }

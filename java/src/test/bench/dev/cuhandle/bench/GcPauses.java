@@ -30,7 +30,8 @@ final class GcPauses {
         // Notification times + this = uptime.
         long shift = uptimeMillis() - (System.currentTimeMillis() - ManagementFactory.getRuntimeMXBean().getStartTime());
         for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-            if (!(gc instanceof NotificationEmitter) || gc.getName().contains("Concurrent")) {
+            // G1's and ZGC's concurrent cycles ("G1 Concurrent GC", "ZGC Cycles") run beside the application.
+            if (!(gc instanceof NotificationEmitter) || gc.getName().contains("Concurrent") || gc.getName().endsWith("Cycles")) {
                 continue;
             }
             ((NotificationEmitter) gc).addNotificationListener((notification, handback) -> {

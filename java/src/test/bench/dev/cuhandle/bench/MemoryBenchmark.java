@@ -1,12 +1,16 @@
 package dev.cuhandle.bench;
 
 import dev.cuhandle.DeviceBuffer;
+import dev.cuhandle.DriverProbeTestApi;
 import dev.cuhandle.Dim3;
 import dev.cuhandle.Graph;
 import dev.cuhandle.Handle;
 import dev.cuhandle.Kernel;
 import dev.cuhandle.Library;
+import dev.cuhandle.NativeTestApi;
 import dev.cuhandle.TestKernels;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -19,7 +23,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code memory,<what>,<value>,<unit>} for tests/bench/report.py and the docs, set beside
  * tests/bench/alloc_churn.c's {@code ANCHOR} lines (the driver's own calls) from the same run:
  * <ul>
- *   <li>churn alone: 1 MiB {@code allocate} + {@code memset} + {@code close} per round, on one handle;
+ *   <li>churn alone: 1 MiB {@code allocate} + {@code memset} + {@code close} per round, on one handle,
+ *       in turns with alloc_churn.c's stream-ordered loop run in this process
+ *       ({@link DriverProbeTestApi#churnInStreamOrder}), so that both see the same machine;
  *   <li>churn next to busy handles: the same while another thread's handle of the same context runs
  *       20 ms kernels back to back (median, p99, max, rounds above 1 ms, and how many of those
  *       overlapped a stop-the-world GC pause: {@link GcPauses});
@@ -30,7 +36,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>capture next to frees: 1,000 captures of 100 launches while 4 threads allocate and free (some
  *       buffers leaked for the cleaner): how many succeed.
  * </ul>
- * Run with {@code .gpu-bundle/run-class dev.cuhandle.bench.MemoryBenchmark}.
+ * Run with {@code .gpu-bundle/run-class dev.cuhandle.bench.MemoryBenchmark}; the argument
+ * {@code churn} measures the two churns only (run-all runs them once more under ZGC, whose pauses
+ * stay under a millisecond, to tell the collector's pauses from cuhandle's waits).
  */
 public final class MemoryBenchmark {
     private static final int MIB = 1 << 20;
@@ -47,15 +55,22 @@ public final class MemoryBenchmark {
             Kernel spin = kernels.kernel("cuh_test_spin");
             Kernel empty = kernels.kernel("cuh_test_empty");
             System.out.println("# memory: " + keeper.memoryStats());
+            List<String> collectors = new ArrayList<>();
+            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                collectors.add(gc.getName());
+            }
+            System.out.println("# collectors: " + String.join(", ", collectors));
             churnAlone();
             churnNextToBusyHandle(spin);
+            if (args.length > 0 && args[0].equals("churn")) {
+                return;
+            }
             threadsChurning(keeper);
             noFalseSharing(spin, empty);
             captureNextToFrees(empty);
         }
     }
 
-    /** Microseconds per 1 MiB allocate + memset + close round on {@code h} for {@code millis}. */
     /** Rounds of one churn: their microseconds, sorted, and how many of those over 1 ms overlapped a GC pause. */
     private static final class Rounds {
         final double[] sorted;
@@ -64,6 +79,24 @@ public final class MemoryBenchmark {
         Rounds(double[] sorted, int over1msInGcPause) {
             this.sorted = sorted;
             this.over1msInGcPause = over1msInGcPause;
+        }
+
+        double median() {
+            return sorted[sorted.length / 2];
+        }
+
+        /** The rounds of several churns as one. */
+        static Rounds of(List<Rounds> turns) {
+            double[] all = turns.stream().flatMapToDouble(r -> Arrays.stream(r.sorted)).sorted().toArray();
+            return new Rounds(all, turns.stream().mapToInt(r -> r.over1msInGcPause).reduce((a, b) -> a < 0 || b < 0 ? -1 : a + b).orElse(-1));
+        }
+
+        /**
+         * Rounds timed in nanoseconds by the driver loop, which runs in native code that a GC pause
+         * does not stop: no count of rounds in GC pauses (-1).
+         */
+        static Rounds ofNanos(long[] nanos) {
+            return new Rounds(Arrays.stream(nanos).mapToDouble(n -> n / 1e3).sorted().toArray(), -1);
         }
     }
 
@@ -111,13 +144,55 @@ public final class MemoryBenchmark {
         System.out.printf("memory,%s_max,%.2f,us%n", what, sorted[sorted.length - 1]);
         System.out.printf("memory,%s_rounds,%d,rounds%n", what, sorted.length);
         System.out.printf("memory,%s_over_1ms,%d,rounds%n", what, over1ms);
-        System.out.printf("memory,%s_over_1ms_in_gc_pause,%d,rounds%n", what, rounds.over1msInGcPause);
+        if (rounds.over1msInGcPause >= 0) {
+            System.out.printf("memory,%s_over_1ms_in_gc_pause,%d,rounds%n", what, rounds.over1msInGcPause);
+        }
     }
 
+    /** Turns of each side in {@link #churnAlone()}, the first mover alternating. */
+    private static final int TURNS = 10;
+    /** Rounds of a driver-loop turn: about as long as a cuhandle turn (100 ms). */
+    private static final int DRIVER_ROUNDS_PER_TURN = 20_000;
+
+    /**
+     * The churn alone, in turns with the same loop made of the driver's calls alone (alloc_churn.c's
+     * stream-ordered way, on a stream of the primary context made current here): the machine's speed
+     * drifts between processes and minutes, so the gap is taken turn by turn in one process.
+     */
     private static void churnAlone() throws InterruptedException {
+        long primary = NativeTestApi.retainPrimary(0);
+        long previous = NativeTestApi.currentContext();
+        NativeTestApi.setCurrent(primary);
+        long stream = NativeTestApi.streamCreate();
         try (Handle h = Handle.create(0)) {
             churn(h, 300); // warm-up: the JIT, the pool
-            report("churn_alone", churn(h, 1000));
+            DriverProbeTestApi.churnInStreamOrder(stream, MIB, DRIVER_ROUNDS_PER_TURN);
+            List<Rounds> ours = new ArrayList<>();
+            List<Rounds> driver = new ArrayList<>();
+            double[] gaps = new double[TURNS];
+            for (int turn = 0; turn < TURNS; turn++) {
+                Rounds o;
+                Rounds d;
+                if (turn % 2 == 0) {
+                    d = Rounds.ofNanos(DriverProbeTestApi.churnInStreamOrder(stream, MIB, DRIVER_ROUNDS_PER_TURN));
+                    o = churn(h, 100);
+                } else {
+                    o = churn(h, 100);
+                    d = Rounds.ofNanos(DriverProbeTestApi.churnInStreamOrder(stream, MIB, DRIVER_ROUNDS_PER_TURN));
+                }
+                ours.add(o);
+                driver.add(d);
+                gaps[turn] = o.median() - d.median();
+            }
+            report("churn_alone", Rounds.of(ours));
+            report("churn_alone_driver_loop", Rounds.of(driver));
+            Arrays.sort(gaps);
+            System.out.printf("memory,churn_alone_gap_to_driver_loop_median_of_turns,%.2f,us%n", (gaps[TURNS / 2 - 1] + gaps[TURNS / 2]) / 2);
+            System.out.printf("memory,churn_alone_gap_to_driver_loop_widest_turn,%.2f,us%n", gaps[TURNS - 1]);
+        } finally {
+            NativeTestApi.streamDestroy(stream);
+            NativeTestApi.setCurrent(previous);
+            NativeTestApi.releasePrimary(0);
         }
     }
 
