@@ -10,6 +10,8 @@ use crate::jni::testing_entry_point::lookup;
 use crate::jni::entry::entry;
 use crate::jni::raw::convert;
 use crate::core::error::Error;
+use crate::core::memory::pool::Pool;
+use crate::jni::native_ptr::HandlePtr;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 use jni::objects::{JClass, JLongArray};
 use jni::sys::{jint, jlong};
@@ -20,7 +22,7 @@ pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn module_loading_mode() -> jint),
     native!(static raw fn launch_with_one_pointer(function: jlong, stream: jlong, pointer: jlong) -> jint),
     native!(static raw fn synchronize_current() -> jint),
-    native!(static raw fn churn_in_stream_order(stream: jlong, bytes: jlong, rounds: jint) -> jlong[]),
+    native!(static raw fn churn_in_stream_order(h: HandlePtr, stream: jlong, bytes: jlong, rounds: jint, way: jint) -> jlong[]),
 ];
 
 type ModuleGetLoadingMode = unsafe extern "C" fn(*mut c_int) -> CuResult;
@@ -71,34 +73,67 @@ fn synchronize_current(env: EnvUnowned<'_>, _: JClass<'_>) -> jint {
 
 type MemAllocAsync = unsafe extern "C" fn(*mut CUdeviceptr, usize, CUstream) -> CuResult;
 
-/// tests/bench/alloc_churn.c's fast loop in this process: `rounds` rounds of `cuMemAllocAsync` +
-/// `cuMemsetD8Async` (0) + `cuMemFreeAsync` of `bytes` on `stream` (of the current context), then
-/// `cuStreamSynchronize`. Returns each round's nanoseconds, timed as the C loop times them (a
-/// monotonic clock around the three calls). Throws if a call fails or the driver lacks
-/// `cuMemAllocAsync`.
-fn churn_in_stream_order<'l>(env: EnvUnowned<'l>, _: JClass<'l>, stream: jlong, bytes: jlong, rounds: jint) -> JLongArray<'l> {
+/// `way` bit of [`churn_in_stream_order`]: allocate from a pool made as cuhandle makes its own
+/// (`Pool::create`, `Pool::allocate`) instead of the device's default pool (`cuMemAllocAsync`).
+const WAY_CUHANDLES_POOL: jint = 1;
+/// `way` bit: `cuCtxGetId` of the handle's context before each call, as cuhandle's validation does.
+const WAY_CONTEXT_ID_PER_CALL: jint = 2;
+
+/// tests/bench/alloc_churn.c's fast loop in this process: `rounds` rounds of allocate +
+/// `cuMemsetD8Async` (0) + `cuMemFreeAsync` of `bytes` on `stream` (a stream of the context of
+/// handle `h`, current on this thread), then `cuStreamSynchronize`. `way` 0 is the C loop
+/// (`cuMemAllocAsync`); its bits add one of cuhandle's costs at a time, to tell where a gap to the
+/// C loop comes from. Returns each round's nanoseconds, timed as the C loop times them (a monotonic
+/// clock around the three calls). Throws if a call fails or the driver lacks `cuMemAllocAsync`.
+fn churn_in_stream_order<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr, stream: jlong, bytes: jlong, rounds: jint, way: jint) -> JLongArray<'l> {
     entry!(env, |e| {
+        let handle = h.get()?;
+        let ctx = handle.context();
         let d = driver::initialised()?;
         // SAFETY: the type is cuda.h's declaration of cuMemAllocAsync (CUDA 11.2 and later).
-        let Some(alloc) = (unsafe { lookup::<MemAllocAsync>("cuMemAllocAsync", 12000)? }) else {
+        let Some(alloc_async) = (unsafe { lookup::<MemAllocAsync>("cuMemAllocAsync", 12000)? }) else {
             return Err(Error::invalid_state("this driver has no cuMemAllocAsync").into());
         };
+        let pool = if way & WAY_CUHANDLES_POOL != 0 { Some(Pool::create(ctx, handle.device().ordinal)?) } else { None };
         let (stream, bytes) = (stream as CUstream, bytes.max(0) as usize);
-        let mut nanos = Vec::with_capacity(rounds.max(0) as usize);
-        for _ in 0..rounds.max(0) {
-            let start = std::time::Instant::now();
-            let mut p: CUdeviceptr = 0;
-            // SAFETY: the caller passes a live stream of the current context (the test's); the
-            // out-pointer is a valid local; the memory is set and freed in that stream's order.
-            unsafe {
-                d.check(alloc(&mut p, bytes, stream), "cuMemAllocAsync")?;
-                d.check((d.api.cuMemsetD8Async)(p, 0, bytes, stream), "cuMemsetD8Async")?;
-                d.check((d.api.cuMemFreeAsync)(p, stream), "cuMemFreeAsync")?;
+        let id_check = || -> crate::core::error::Result<()> {
+            if way & WAY_CONTEXT_ID_PER_CALL != 0 {
+                let mut id = 0;
+                // SAFETY: the handle holds its context; the out-pointer is a valid local.
+                d.check(unsafe { (d.api.cuCtxGetId)(ctx.raw(), &mut id) }, "cuCtxGetId")?;
             }
-            nanos.push(start.elapsed().as_nanos() as i64);
+            Ok(())
+        };
+        let mut nanos = Vec::with_capacity(rounds.max(0) as usize);
+        let run = (|| -> crate::core::error::Result<()> {
+            for _ in 0..rounds.max(0) {
+                let start = std::time::Instant::now();
+                id_check()?;
+                let p = match &pool {
+                    Some(pool) => pool.allocate(ctx, bytes, stream)?,
+                    None => {
+                        let mut p: CUdeviceptr = 0;
+                        // SAFETY: the caller passes a live stream of the current context; the
+                        // out-pointer is a valid local.
+                        d.check(unsafe { alloc_async(&mut p, bytes, stream) }, "cuMemAllocAsync")?;
+                        p
+                    }
+                };
+                id_check()?;
+                // SAFETY: `p` holds `bytes` bytes, set and freed in `stream`'s order.
+                d.check(unsafe { (d.api.cuMemsetD8Async)(p, 0, bytes, stream) }, "cuMemsetD8Async")?;
+                id_check()?;
+                // SAFETY: as above; freed once.
+                d.check(unsafe { (d.api.cuMemFreeAsync)(p, stream) }, "cuMemFreeAsync")?;
+                nanos.push(start.elapsed().as_nanos() as i64);
+            }
+            // SAFETY: a live stream of the current context (the caller's).
+            d.check(unsafe { (d.api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")
+        })();
+        if let Some(pool) = pool {
+            pool.destroy(ctx);
         }
-        // SAFETY: a live stream of the current context (the caller's).
-        d.check(unsafe { (d.api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")?;
+        run?;
         convert::long_array(e, &nanos)
     })
 }

@@ -6,13 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Random;
 import java.util.function.LongConsumer;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The driver's own allocation churn in the JVM ({@link DriverProbeTestApi#churnInStreamOrder}),
- * which MemoryBenchmark takes turns with: it runs the rounds asked for, times each, leaves the
- * caller's current context as it was, and its memory is usable (a cuhandle buffer allocated right
- * after still holds what is written to it).
+ * which MemoryBenchmark takes turns with, each way: it runs the rounds asked for, times each,
+ * leaves the caller's current context as it was, and leaves memory usable (a cuhandle buffer
+ * allocated right after holds what is written to it).
  */
 @GpuTest
 @StandInCapable // the stand-in models cuMemAllocAsync for this loop
@@ -33,17 +34,20 @@ class DriverChurnLoopGpuTest {
         }
     }
 
-    @Test
-    void runsEveryRoundOnTheCurrentContextsStream() {
+    @ParameterizedTest(name = "way {0}")
+    @ValueSource(ints = {DriverProbeTestApi.C_LOOP, DriverProbeTestApi.CUHANDLES_POOL, DriverProbeTestApi.CONTEXT_ID_PER_CALL,
+            DriverProbeTestApi.CUHANDLES_POOL | DriverProbeTestApi.CONTEXT_ID_PER_CALL})
+    void runsEveryRoundOnTheCurrentContextsStream(int way) {
         int rounds = 37;
-        onAStreamOfThePrimary(stream -> {
-            long[] nanos = DriverProbeTestApi.churnInStreamOrder(stream, 1 << 16, rounds);
-            assertEquals(rounds, nanos.length, "one time per round");
-            for (long n : nanos) {
-                assertTrue(n > 0 && n < 10_000_000_000L, "a round's nanoseconds, got " + n);
-            }
-        });
         try (Handle h = Handle.create(0)) {
+            onAStreamOfThePrimary(stream -> {
+                long[] nanos = DriverProbeTestApi.churnInStreamOrder(h, stream, 1 << 16, rounds, way);
+                assertEquals(rounds, nanos.length, "one time per round");
+                for (long n : nanos) {
+                    assertTrue(n > 0 && n < 10_000_000_000L, "a round's nanoseconds, got " + n);
+                }
+                assertEquals(0, DriverProbeTestApi.churnInStreamOrder(h, stream, 1 << 16, -5, way).length, "negative rounds run none");
+            });
             int[] data = new Random().ints(1000).toArray();
             try (DeviceBuffer b = h.upload(data)) {
                 int[] back = new int[data.length];
@@ -51,10 +55,5 @@ class DriverChurnLoopGpuTest {
                 assertArrayEquals(data, back, "memory after the loop");
             }
         }
-    }
-
-    @Test
-    void negativeRoundsRunNone() {
-        onAStreamOfThePrimary(stream -> assertEquals(0, DriverProbeTestApi.churnInStreamOrder(stream, 1 << 16, -5).length));
     }
 }

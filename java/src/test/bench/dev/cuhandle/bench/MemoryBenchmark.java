@@ -149,15 +149,22 @@ public final class MemoryBenchmark {
         }
     }
 
-    /** Turns of each side in {@link #churnAlone()}, the first mover alternating. */
+    /** Turns of each side in {@link #churnAlone()}, the order rotating. */
     private static final int TURNS = 10;
     /** Rounds of a driver-loop turn: about as long as a cuhandle turn (100 ms). */
     private static final int DRIVER_ROUNDS_PER_TURN = 20_000;
+    /** The driver loop's ways ({@link DriverProbeTestApi#churnInStreamOrder}) and their names in the output. */
+    private static final int[] WAYS = {DriverProbeTestApi.C_LOOP, DriverProbeTestApi.CUHANDLES_POOL, DriverProbeTestApi.CONTEXT_ID_PER_CALL,
+        DriverProbeTestApi.CUHANDLES_POOL | DriverProbeTestApi.CONTEXT_ID_PER_CALL};
+    private static final String[] WAY_NAMES = {"driver_loop", "driver_loop_cuhandles_pool", "driver_loop_context_id_per_call",
+        "driver_loop_cuhandles_pool_and_context_id"};
 
     /**
      * The churn alone, in turns with the same loop made of the driver's calls alone (alloc_churn.c's
      * stream-ordered way, on a stream of the primary context made current here): the machine's speed
-     * drifts between processes and minutes, so the gap is taken turn by turn in one process.
+     * drifts between processes and minutes, so the gap is taken turn by turn in one process. The
+     * driver loop also runs with cuhandle's kind of pool and with cuhandle's per-call context check,
+     * each alone and both, to tell the driver's share of a gap from cuhandle's own code.
      */
     private static void churnAlone() throws InterruptedException {
         long primary = NativeTestApi.retainPrimary(0);
@@ -166,29 +173,44 @@ public final class MemoryBenchmark {
         long stream = NativeTestApi.streamCreate();
         try (Handle h = Handle.create(0)) {
             churn(h, 300); // warm-up: the JIT, the pool
-            DriverProbeTestApi.churnInStreamOrder(stream, MIB, DRIVER_ROUNDS_PER_TURN);
+            for (int way : WAYS) {
+                DriverProbeTestApi.churnInStreamOrder(h, stream, MIB, DRIVER_ROUNDS_PER_TURN / 4, way);
+            }
             List<Rounds> ours = new ArrayList<>();
-            List<Rounds> driver = new ArrayList<>();
-            double[] gaps = new double[TURNS];
+            List<List<Rounds>> driver = new ArrayList<>();
+            double[][] gaps = new double[WAYS.length][TURNS];
+            for (int w = 0; w < WAYS.length; w++) {
+                driver.add(new ArrayList<>());
+            }
             for (int turn = 0; turn < TURNS; turn++) {
-                Rounds o;
-                Rounds d;
-                if (turn % 2 == 0) {
-                    d = Rounds.ofNanos(DriverProbeTestApi.churnInStreamOrder(stream, MIB, DRIVER_ROUNDS_PER_TURN));
-                    o = churn(h, 100);
-                } else {
-                    o = churn(h, 100);
-                    d = Rounds.ofNanos(DriverProbeTestApi.churnInStreamOrder(stream, MIB, DRIVER_ROUNDS_PER_TURN));
+                // cuhandle's turn moves through the order, so no side always follows the same one.
+                int oursAt = turn % (WAYS.length + 1);
+                Rounds o = null;
+                Rounds[] d = new Rounds[WAYS.length];
+                for (int slot = 0, w = 0; slot <= WAYS.length; slot++) {
+                    if (slot == oursAt) {
+                        o = churn(h, 100);
+                    } else {
+                        d[w] = Rounds.ofNanos(DriverProbeTestApi.churnInStreamOrder(h, stream, MIB, DRIVER_ROUNDS_PER_TURN, WAYS[w]));
+                        w++;
+                    }
                 }
                 ours.add(o);
-                driver.add(d);
-                gaps[turn] = o.median() - d.median();
+                for (int w = 0; w < WAYS.length; w++) {
+                    driver.get(w).add(d[w]);
+                    gaps[w][turn] = o.median() - d[w].median();
+                }
             }
             report("churn_alone", Rounds.of(ours));
-            report("churn_alone_driver_loop", Rounds.of(driver));
-            Arrays.sort(gaps);
-            System.out.printf("memory,churn_alone_gap_to_driver_loop_median_of_turns,%.2f,us%n", (gaps[TURNS / 2 - 1] + gaps[TURNS / 2]) / 2);
-            System.out.printf("memory,churn_alone_gap_to_driver_loop_widest_turn,%.2f,us%n", gaps[TURNS - 1]);
+            for (int w = 0; w < WAYS.length; w++) {
+                report("churn_alone_" + WAY_NAMES[w], Rounds.of(driver.get(w)));
+            }
+            for (int w = 0; w < WAYS.length; w++) {
+                double[] g = gaps[w];
+                Arrays.sort(g);
+                System.out.printf("memory,churn_alone_gap_to_%s_median_of_turns,%.2f,us%n", WAY_NAMES[w], (g[TURNS / 2 - 1] + g[TURNS / 2]) / 2);
+                System.out.printf("memory,churn_alone_gap_to_%s_widest_turn,%.2f,us%n", WAY_NAMES[w], g[TURNS - 1]);
+            }
         } finally {
             NativeTestApi.streamDestroy(stream);
             NativeTestApi.setCurrent(previous);
