@@ -7,7 +7,7 @@ use crate::core::memory::device::DeviceMemory;
 use crate::jni::native_ptr::{BufferPtr, HandlePtr, LibraryPtr, Ptr};
 use crate::jni::native_entry::native;
 use crate::jni::raw;
-use crate::jni::entry::entry;
+use crate::jni::entry::{entry, entry_without_env};
 use crate::jni::throw::JniResult;
 use jni::objects::{JByteBuffer, JClass};
 use jni::sys::{jint, jlong};
@@ -46,7 +46,7 @@ pub(crate) fn size(value: jlong, what: &str) -> JniResult<usize> {
 }
 
 fn buffer_allocate(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, bytes: jlong) -> BufferPtr {
-    entry!(env, |_e| Ok(Ptr::give(h.get()?.allocate(size(bytes, "the buffer size")?)?)))
+    entry_without_env!(env, || Ok(Ptr::give(h.get()?.allocate(size(bytes, "the buffer size")?)?)))
 }
 
 fn buffer_wrap(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, address: jlong, bytes: jlong) -> BufferPtr {
@@ -78,7 +78,7 @@ fn buffer_context_id(env: EnvUnowned<'_>, _: JClass<'_>, b: BufferPtr) -> jlong 
 /// Frees a buffer in stream order after the work queued on it (see `DeviceMemory`'s Drop); a
 /// wrapped pointer is only forgotten. Called once per buffer, after the last call using it.
 fn buffer_free(env: EnvUnowned<'_>, _: JClass<'_>, b: BufferPtr) {
-    entry!(env, |_e| b.release())
+    entry_without_env!(env, || b.release())
 }
 
 /// The address of bytes `[offset, offset + bytes)` of a direct ByteBuffer, checked against its
@@ -126,7 +126,7 @@ fn download_direct(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, b: BufferPt
 }
 
 fn memset(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, b: BufferPtr, offset: jlong, bytes: jlong, value: jint) {
-    entry!(env, |_e| {
+    entry_without_env!(env, || {
         let (handle, buffer) = pair(&h, &b)?;
         let (offset, bytes) = (size(offset, "the offset")?, size(bytes, "the length")?);
         Ok(handle.in_stream_order(|on| buffer.memset(offset, bytes, value as u8, on))?)

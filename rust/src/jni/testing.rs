@@ -9,7 +9,7 @@ use crate::jni::native_ptr::{HandlePtr, LibraryPtr};
 use crate::jni::native_entry::native;
 use crate::jni::registration;
 use crate::jni::raw::convert;
-use crate::jni::entry::entry;
+use crate::jni::entry::{entry, entry_without_env};
 use jni::objects::{JByteArray, JClass, JLongArray, JObjectArray, JString};
 use jni::sys::{jint, jlong};
 use jni::{EnvUnowned, NativeMethod};
@@ -18,6 +18,7 @@ pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn noop(value: jlong) -> jlong),
     native!(static raw fn log(level: jint, message: JString)),
     native!(static raw fn panic(message: JString) -> jint),
+    native!(static raw fn without_env(mode: jint) -> jlong),
     native!(static raw fn create_context(device: jint) -> jlong),
     native!(static raw fn image_param_layouts(image: jbyte[]) -> JString),
     native!(static raw fn builtin_image() -> jbyte[]),
@@ -41,6 +42,15 @@ fn panic(env: EnvUnowned<'_>, _: JClass<'_>, message: JString<'_>) -> jint {
     entry!(env, |e| {
         let text = convert::string(e, &message)?.unwrap_or_default();
         panic!("{text}")
+    })
+}
+
+/// `entry_without_env!` each way out: mode 0 returns 42, 1 fails with an invalid argument, 2 panics.
+fn without_env(env: EnvUnowned<'_>, _: JClass<'_>, mode: jint) -> jlong {
+    entry_without_env!(env, || match mode {
+        0 => Ok(42),
+        1 => Err(crate::core::error::Error::invalid_argument("deliberate bad argument without env").into()),
+        _ => panic!("deliberate test panic without env"),
     })
 }
 

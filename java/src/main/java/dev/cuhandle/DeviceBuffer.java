@@ -60,7 +60,12 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
     /** What must stay reachable while this buffer is (the Library of a variable view), or null. */
     private final Object anchor;
     private final long contextId;
-    private final long baseAddress;
+    /**
+     * The device address of the root buffer's first byte, or {@link #UNREAD}: a new allocation reads
+     * it on the first {@link #address()} (most temporaries never ask, and the read is a JNI call of
+     * its own). Views use their root's.
+     */
+    private volatile long baseAddress;
     private final long byteOffset;
     private final long byteLength;
 
@@ -81,28 +86,25 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
         this.parent = parent.parent == null ? parent : parent.parent;
         this.anchor = null; // the root buffer holds it
         this.contextId = parent.contextId;
-        this.baseAddress = parent.baseAddress;
+        this.baseAddress = UNREAD; // see the root's
         this.byteOffset = parent.byteOffset + offset;
         this.byteLength = length;
     }
 
-    /** A buffer that owns native memory object {@code pointer} ({@code owned}) or views memory allocated elsewhere. */
-    static DeviceBuffer of(Handle owner, long pointer, long bytes, boolean owned) {
-        return of(owner, pointer, bytes, owned ? "DeviceBuffer" : "wrapped DeviceBuffer", null);
+    /** {@link #baseAddress} not read yet. No device address is all ones. */
+    private static final long UNREAD = -1L;
+
+    /** A buffer that owns native memory object {@code pointer}, a new allocation whose address is read when asked for. */
+    static DeviceBuffer allocated(Handle owner, long pointer, long bytes) {
+        return new DeviceBuffer(owner, pointer, UNREAD, bytes, "DeviceBuffer", null);
     }
 
     /**
-     * A buffer over native memory object {@code pointer}. With an {@code anchor} (a library whose
-     * variable this views) the buffer keeps it reachable and leaks quietly: the anchor closes it.
+     * A buffer over memory allocated elsewhere at {@code address}, native memory object
+     * {@code pointer}. With an {@code anchor} (a library whose variable this views) the buffer keeps
+     * it reachable and leaks quietly: the anchor closes it.
      */
-    static DeviceBuffer of(Handle owner, long pointer, long bytes, String what, Object anchor) {
-        long address;
-        try {
-            address = NativeApi.bufferAddress(pointer);
-        } catch (RuntimeException | Error e) {
-            NativeObject.freeNow(pointer, NativeApi::bufferFree, e);
-            throw e;
-        }
+    static DeviceBuffer wrapping(Handle owner, long pointer, long address, long bytes, String what, Object anchor) {
         return new DeviceBuffer(owner, pointer, address, bytes, what, anchor);
     }
 
@@ -126,7 +128,25 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
      * @return the device address
      */
     public long address() {
-        return baseAddress + byteOffset;
+        DeviceBuffer root = parent == null ? this : parent;
+        long base = root.baseAddress;
+        return (base != UNREAD ? base : root.readAddress()) + byteOffset;
+    }
+
+    /**
+     * Reads the root buffer's device address from its native object (once: racing readers store the same value).
+     *
+     * @throws IllegalStateException if the buffer is closed
+     */
+    private long readAddress() {
+        long pointer = enter();
+        try {
+            long base = NativeApi.bufferAddress(pointer);
+            baseAddress = base;
+            return base;
+        } finally {
+            exit();
+        }
     }
 
     /**
@@ -231,6 +251,17 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
 
     @Override
     public String toString() {
-        return "DeviceBuffer[0x" + Long.toHexString(address()) + ", " + byteLength + " bytes, context id " + contextId + (isClosed() ? ", closed]" : "]");
+        DeviceBuffer root = parent == null ? this : parent;
+        String where;
+        if (root.baseAddress != UNREAD || !isClosed()) {
+            try {
+                where = "0x" + Long.toHexString(address());
+            } catch (IllegalStateException closedMeanwhile) {
+                where = "address never read";
+            }
+        } else {
+            where = "address never read";
+        }
+        return "DeviceBuffer[" + where + ", " + byteLength + " bytes, context id " + contextId + (isClosed() ? ", closed]" : "]");
     }
 }

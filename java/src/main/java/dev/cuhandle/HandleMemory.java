@@ -91,7 +91,7 @@ abstract class HandleMemory extends NativeResource {
         Capture.refuseOnThisThread("Handle.allocate (and upload of a new buffer)");
         long h = enter();
         try {
-            return DeviceBuffer.of(self(), NativeApi.bufferAllocate(h, bytes), bytes, true);
+            return DeviceBuffer.allocated(self(), NativeApi.bufferAllocate(h, bytes), bytes);
         } finally {
             exit();
         }
@@ -117,7 +117,7 @@ abstract class HandleMemory extends NativeResource {
         }
         long h = enter();
         try {
-            return DeviceBuffer.of(self(), NativeApi.bufferWrap(h, deviceAddress, bytes), bytes, false);
+            return DeviceBuffer.wrapping(self(), NativeApi.bufferWrap(h, deviceAddress, bytes), deviceAddress, bytes, "wrapped DeviceBuffer", null);
         } finally {
             exit();
         }
@@ -129,7 +129,7 @@ abstract class HandleMemory extends NativeResource {
         try {
             long lib = library.enter();
             try {
-                return DeviceBuffer.of(self(), NativeApi.bufferWrapVariable(h, lib, address, bytes), bytes, what, library);
+                return DeviceBuffer.wrapping(self(), NativeApi.bufferWrapVariable(h, lib, address, bytes), address, bytes, what, library);
             } finally {
                 library.exit();
             }

@@ -36,6 +36,12 @@ final class NativeObject implements Runnable {
     private volatile boolean released;
     /** The thread running the free action, so that a close from inside it fails instead of waiting for itself. */
     private volatile Thread releasing;
+    /**
+     * Threads in {@link #awaitReleased()}: the release notifies only when there are any, so the
+     * common close (no concurrent closer) takes no monitor. Both sides write their volatile before
+     * reading the other's, so a waiter that the release does not see sees {@code released}.
+     */
+    private volatile int waiters;
     private Cleaner.Cleanable cleanable;
     private boolean warnIfLeaked;
 
@@ -140,12 +146,17 @@ final class NativeObject implements Runnable {
         }
         boolean interrupted = false;
         synchronized (this) {
-            while (!released) {
-                try {
-                    wait();
-                } catch (InterruptedException e) {
-                    interrupted = true; // the release is bounded: finish waiting, keep the flag
+            waiters++; // under the monitor: waiters only change here
+            try {
+                while (!released) {
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        interrupted = true; // the release is bounded: finish waiting, keep the flag
+                    }
                 }
+            } finally {
+                waiters--;
             }
         }
         if (interrupted) {
@@ -173,10 +184,12 @@ final class NativeObject implements Runnable {
         } catch (RuntimeException e) {
             NativeLog.logger().log(System.Logger.Level.WARNING, "releasing " + what + " failed", e);
         } finally {
-            synchronized (this) {
-                released = true;
-                releasing = null;
-                notifyAll();
+            releasing = null;
+            released = true;
+            if (waiters > 0) {
+                synchronized (this) {
+                    notifyAll();
+                }
             }
         }
     }

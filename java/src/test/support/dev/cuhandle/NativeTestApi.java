@@ -29,6 +29,12 @@ public final class NativeTestApi {
     /** Panics in Rust; must arrive as a RuntimeException. */
     public static native int panic(String message);
 
+    /**
+     * Through the entry for hot bodies without a JNI environment ({@code entry_without_env!}):
+     * mode 0 returns 42, 1 fails with an invalid argument, anything else panics.
+     */
+    public static native long withoutEnv(int mode);
+
     /** cuCtxCreate: the new context is pushed and current on this thread. */
     public static native long createContext(int device);
 
