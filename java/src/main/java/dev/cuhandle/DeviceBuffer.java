@@ -123,9 +123,11 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
 
     /**
      * The device address of the first byte ({@code CUdeviceptr}; for kernels and interop). It stays valid
-     * only while the buffer is open.
+     * only while the buffer is open. A new allocation reads it from its native object on the first call
+     * (allocations whose address nobody asks for save that call).
      *
      * @return the device address
+     * @throws IllegalStateException if the buffer was closed before its address was ever read
      */
     public long address() {
         DeviceBuffer root = parent == null ? this : parent;
