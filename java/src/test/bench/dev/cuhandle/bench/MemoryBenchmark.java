@@ -101,6 +101,13 @@ public final class MemoryBenchmark {
     }
 
     /** Microseconds per 1 MiB allocate + memset + close round on {@code h} for {@code millis}. */
+    /** 300 ms of churn that counts for nothing (its first round creates the pool: ~10 ms), with rounds over 1 ms said to be warm-up. */
+    private static void warmUp(Handle h) throws InterruptedException {
+        System.out.println("# warm-up (not counted) begins");
+        churn(h, 300);
+        System.out.println("# warm-up ends");
+    }
+
     private static Rounds churn(Handle h, long millis) throws InterruptedException {
         double[] us = new double[400_000];
         List<double[]> slow = new ArrayList<>(); // {JVM uptime ms at the end, microseconds}
@@ -172,7 +179,7 @@ public final class MemoryBenchmark {
         NativeTestApi.setCurrent(primary);
         long stream = NativeTestApi.streamCreate();
         try (Handle h = Handle.create(0)) {
-            churn(h, 300); // warm-up: the JIT, the pool
+            warmUp(h); // the JIT, the pool
             for (int way : WAYS) {
                 DriverProbeTestApi.churnInStreamOrder(h, stream, MIB, DRIVER_ROUNDS_PER_TURN / 4, way);
             }
@@ -233,7 +240,7 @@ public final class MemoryBenchmark {
         busy.start();
         try (Handle h = Handle.create(0)) {
             Thread.sleep(50);
-            churn(h, 300);
+            warmUp(h);
             report("churn_next_to_busy", churn(h, 1500));
         } finally {
             stop.set(true);
