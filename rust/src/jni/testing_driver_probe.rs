@@ -104,32 +104,39 @@ fn churn_in_stream_order<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr, s
             }
             Ok(())
         };
-        let mut nanos = Vec::with_capacity(rounds.max(0) as usize);
-        let run = (|| -> crate::core::error::Result<()> {
-            for _ in 0..rounds.max(0) {
-                let start = std::time::Instant::now();
-                id_check()?;
-                let p = match &pool {
-                    Some(pool) => pool.allocate(ctx, bytes, stream)?,
-                    None => {
-                        let mut p: CUdeviceptr = 0;
-                        // SAFETY: the caller passes a live stream of the current context; the
-                        // out-pointer is a valid local.
-                        d.check(unsafe { alloc_async(&mut p, bytes, stream) }, "cuMemAllocAsync")?;
-                        p
-                    }
-                };
-                id_check()?;
+        // One round, timed: allocate, set and free `bytes`. After a successful allocation the free
+        // is queued whatever fails in between, so that no error leaves memory behind in a pool.
+        let round = || -> crate::core::error::Result<i64> {
+            let start = std::time::Instant::now();
+            id_check()?;
+            let p = match &pool {
+                Some(pool) => pool.allocate(ctx, bytes, stream)?,
+                None => {
+                    let mut p: CUdeviceptr = 0;
+                    // SAFETY: the caller passes a live stream of the current context; the
+                    // out-pointer is a valid local.
+                    d.check(unsafe { alloc_async(&mut p, bytes, stream) }, "cuMemAllocAsync")?;
+                    p
+                }
+            };
+            let set = id_check().and_then(|()| {
                 // SAFETY: `p` holds `bytes` bytes, set and freed in `stream`'s order.
-                d.check(unsafe { (d.api.cuMemsetD8Async)(p, 0, bytes, stream) }, "cuMemsetD8Async")?;
-                id_check()?;
-                // SAFETY: as above; freed once.
-                d.check(unsafe { (d.api.cuMemFreeAsync)(p, stream) }, "cuMemFreeAsync")?;
-                nanos.push(start.elapsed().as_nanos() as i64);
-            }
-            // SAFETY: a live stream of the current context (the caller's).
-            d.check(unsafe { (d.api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")
-        })();
+                d.check(unsafe { (d.api.cuMemsetD8Async)(p, 0, bytes, stream) }, "cuMemsetD8Async")
+            });
+            let checked = set.and_then(|()| id_check());
+            // SAFETY: as above; freed once, also after a failed memset or check.
+            let freed = d.check(unsafe { (d.api.cuMemFreeAsync)(p, stream) }, "cuMemFreeAsync");
+            checked.and(freed)?;
+            Ok(start.elapsed().as_nanos() as i64)
+        };
+        // A new pool's first allocation reserves its memory (milliseconds): one round untimed.
+        let warm = if pool.is_some() { round().map(drop) } else { Ok(()) };
+        let mut nanos = Vec::new();
+        let run = warm.and_then(|()| (0..rounds.max(0)).try_for_each(|_| round().map(|n| nanos.push(n))));
+        // SAFETY: a live stream of the current context (the caller's); waits for every queued free
+        // before the pool goes.
+        let synced = d.check(unsafe { (d.api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize");
+        let run = run.and(synced);
         if let Some(pool) = pool {
             pool.destroy(ctx);
         }

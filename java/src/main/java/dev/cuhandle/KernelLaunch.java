@@ -290,14 +290,17 @@ public final class KernelLaunch {
      * @return this launch
      * @throws NullPointerException if {@code buffer} is {@code null}
      * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
+     * @throws IllegalStateException if the buffer was closed before its address was ever read (see
+     *     {@link DeviceBuffer#address()}); the launch is left as it was
      */
     public KernelLaunch arg(int index, DeviceBuffer buffer) {
         if (buffer == null) { // no message built on the hot path
             throw new NullPointerException("buffer argument " + index + " is null");
         }
+        long address = buffer.address(); // may throw (a closed buffer): before this launch changes
         int at = slot(index, 8);
         buffers[index] = buffer;
-        slots.putLong(at, buffer.address());
+        slots.putLong(at, address);
         return this;
     }
 

@@ -298,6 +298,22 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
             DeviceBuffer slice = b.slice(0, 32);
             assertThrows(IllegalStateException.class, () -> h.launch(addOne(), Dim3.of(1), Dim3.of(32), 0, slice, 8),
                     "a slice of a closed buffer");
+            // A buffer closed before anything read its address: refused at arg(), the launch unchanged.
+            DeviceBuffer neverRead = h.allocate(64);
+            neverRead.close();
+            KernelLaunch later = addOne().newLaunch().grid(1).block(32).arg(1, 16);
+            IllegalStateException early = assertThrows(IllegalStateException.class, () -> later.arg(0, neverRead));
+            assertContains(early.getMessage(), "closed");
+            try (DeviceBuffer open = h.allocate(64)) {
+                h.memset(open, 0);
+                h.launch(later.arg(0, open));
+                h.synchronize();
+                if (!StandIn.active()) { // the stand-in runs no kernel code
+                    float[] back = new float[16];
+                    open.download(back);
+                    assertEquals(1f, back[15], "the launch works once given an open buffer");
+                }
+            }
             h.synchronize();
         }
     }

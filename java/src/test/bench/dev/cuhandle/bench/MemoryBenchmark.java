@@ -190,7 +190,8 @@ public final class MemoryBenchmark {
                 driver.add(new ArrayList<>());
             }
             for (int turn = 0; turn < TURNS; turn++) {
-                // cuhandle's turn moves through the order, so no side always follows the same one.
+                // cuhandle's turn moves through the order of the four driver ways, so it does not
+                // always follow the same one (the ways keep their order among themselves).
                 int oursAt = turn % (WAYS.length + 1);
                 Rounds o = null;
                 Rounds[] d = new Rounds[WAYS.length];
@@ -216,6 +217,7 @@ public final class MemoryBenchmark {
                 double[] g = gaps[w];
                 Arrays.sort(g);
                 System.out.printf("memory,churn_alone_gap_to_%s_median_of_turns,%.2f,us%n", WAY_NAMES[w], (g[TURNS / 2 - 1] + g[TURNS / 2]) / 2);
+                // The turn in which cuhandle was furthest behind (the largest signed gap).
                 System.out.printf("memory,churn_alone_gap_to_%s_widest_turn,%.2f,us%n", WAY_NAMES[w], g[TURNS - 1]);
             }
         } finally {
