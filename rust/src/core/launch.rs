@@ -4,7 +4,7 @@
 //! `driver::launch::queue`.
 
 use crate::core::context::Context;
-use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT};
+use crate::core::error::{Error, Result};
 use crate::core::driver::{self, launch::queue, launch_config::LaunchShape};
 use crate::core::handle::Handle;
 use crate::core::streams::StreamUse;
@@ -88,27 +88,18 @@ pub unsafe fn launch(
     let api = &ctx.driver().api;
     // No arguments: a null array, so the driver never reads the caller's (unused) entries.
     let params = if arg_count == 0 { std::ptr::null_mut() } else { params };
-    if !shape.needs_attributes() {
-        if let Some(own) = handle.unactivated_own_stream()? {
-            before_queuing(own)?;
-            let stream = own.raw();
-            // SAFETY: the caller's contract for `params`; `stream` is a live stream of the
-            // handle's context (leased by the handle, never destroyed while the context lives, and
-            // the context was validated just now), and the driver launches in the stream's context whatever is
-            // current (`stream_context`).
-            let (rc, operation) = unsafe { queue(api, function, &shape, stream, params) };
-            // A driver that still wants a current context says so before queuing anything:
-            // then launch the usual way.
-            if rc != CUDA_ERROR_INVALID_CONTEXT {
-                return ctx.check(rc, operation);
-            }
-        }
+    let queue_on = |on: &StreamUse| {
+        before_queuing(on)?;
+        // SAFETY: the caller's contract for `params`; `on` is the handle's stream, a live stream
+        // of its context, which is current or (`Handle::in_stream_order`, own stream only) the
+        // context the driver takes from the stream (`stream_context`).
+        let (rc, operation) = unsafe { queue(api, function, &shape, on.raw(), params) };
+        ctx.check(rc, operation)
+    };
+    if shape.needs_attributes() {
+        // cuLaunchKernelEx with attributes: always with the context made current.
+        let _scope = handle.activate()?;
+        return queue_on(&*handle.queue()?);
     }
-    let _scope = handle.activate()?;
-    let on = handle.queue()?;
-    before_queuing(&on)?;
-    // SAFETY: the caller's contract for `params`; the handle's context is current and `on` is
-    // the handle's stream in it.
-    let (rc, operation) = unsafe { queue(api, function, &shape, on.raw(), params) };
-    ctx.check(rc, operation)
+    handle.in_stream_order(queue_on)
 }

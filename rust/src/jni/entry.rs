@@ -3,6 +3,15 @@
 //! error or panic thrown as the Java exception `throw` picks. `entry_without_env!` does the same
 //! for the hottest bodies that need no `Env`, entering `with_env` only to throw.
 
+/// Runs an entry's body with the log records it makes held back until it has returned (or
+/// unwound), when they go to Java (see `logging::DeferRecords`). Both entry macros run bodies
+/// through this.
+#[inline]
+pub(crate) fn with_records_deferred<T>(body: impl FnOnce() -> crate::jni::throw::JniResult<T>) -> crate::jni::throw::JniResult<T> {
+    let _records = crate::jni::logging::DeferRecords::begin();
+    body()
+}
+
 /// Runs `body` as a native method's body: panics and errors become Java exceptions, the return
 /// value on failure is the type's default (ignored by Java because an exception is pending),
 /// and log records made meanwhile reach Java only once the body has returned (see
@@ -12,11 +21,7 @@ macro_rules! entry {
         let mut unowned = $env;
         unowned
             .with_env(|$e: &mut jni::Env| -> $crate::jni::throw::JniResult<_> {
-                let records = $crate::jni::logging::DeferRecords::begin();
-                #[allow(clippy::redundant_closure_call)]
-                let result = (|| -> $crate::jni::throw::JniResult<_> { $body })();
-                drop(records);
-                result
+                $crate::jni::entry::with_records_deferred(|| -> $crate::jni::throw::JniResult<_> { $body })
             })
             .resolve::<$crate::jni::throw::ThrowJava>()
     }};
@@ -31,12 +36,8 @@ pub(crate) use entry;
 /// is resumed inside it, so jni's own panic handling sees it).
 macro_rules! entry_without_env {
     ($env:ident, || $body:expr) => {{
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> $crate::jni::throw::JniResult<_> {
-            let records = $crate::jni::logging::DeferRecords::begin();
-            #[allow(clippy::redundant_closure_call)]
-            let result = (|| -> $crate::jni::throw::JniResult<_> { $body })();
-            drop(records);
-            result
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            $crate::jni::entry::with_records_deferred(|| -> $crate::jni::throw::JniResult<_> { $body })
         }));
         match outcome {
             Ok(Ok(value)) => value,
