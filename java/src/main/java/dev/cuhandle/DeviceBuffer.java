@@ -253,15 +253,10 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
 
     @Override
     public String toString() {
-        DeviceBuffer root = parent == null ? this : parent;
         String where;
-        if (root.baseAddress != UNREAD || !isClosed()) {
-            try {
-                where = "0x" + Long.toHexString(address());
-            } catch (IllegalStateException closedMeanwhile) {
-                where = "address never read";
-            }
-        } else {
+        try {
+            where = "0x" + Long.toHexString(address());
+        } catch (IllegalStateException closedBeforeItWasRead) {
             where = "address never read";
         }
         return "DeviceBuffer[" + where + ", " + byteLength + " bytes, context id " + contextId + (isClosed() ? ", closed]" : "]");
