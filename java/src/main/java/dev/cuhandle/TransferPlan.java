@@ -86,7 +86,7 @@ final class TransferPlan {
     }
 
     /** A numeric system property clamped to {@code [min, max]}; a value that is no number is ignored. */
-    private static long property(String name, long fallback, long min, long max) {
+    static long property(String name, long fallback, long min, long max) {
         String text = System.getProperty(name);
         long value = fallback;
         if (text != null) {

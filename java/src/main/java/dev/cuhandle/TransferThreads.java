@@ -17,9 +17,9 @@ import java.util.concurrent.locks.LockSupport;
  * argument has both for free; a native thread would have to attach itself to the JVM, be handed a
  * global reference, delete it and detach again, and a pool of attached native threads would keep
  * running (and keep the library's class loader alive) after the application stopped using
- * cuhandle. Dispatching a range to a parked Java thread costs a wake-up (tens of microseconds),
- * which is why a range must be large ({@link TransferPlan#BYTES_PER_THREAD}) before another thread
- * takes part.
+ * cuhandle. Dispatching a range to a parked thread costs a wake-up (tens of microseconds), which
+ * is why a range must be large ({@link TransferPlan#BYTES_PER_THREAD}) before another thread takes
+ * part, and why the helpers spin a little before they park ({@link RangeHelpers}).
  *
  * <p><b>The caller never waits for a range that has not started.</b> Ranges are claimed, not
  * assigned: the caller and every helper take the next unclaimed range until none is left, so a
@@ -29,11 +29,15 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class TransferThreads {
     private static final long KEEP_ALIVE_SECONDS = 30;
-    /** Spins before parking while the last ranges finish elsewhere: they usually end within microseconds. */
-    private static final int SPINS = 2000;
+    /**
+     * How long the caller spins, before it parks, while the last ranges finish on helpers: a range
+     * takes tens of microseconds, and a parked caller would add a wake-up of as much.
+     */
+    private static final long CALLER_SPIN_NANOS = 1_000_000;
 
     /** Helpers for the ranges of large copies: a bounded pool, since the caller copies whatever they do not. */
-    private static final ThreadPoolExecutor HELPERS = pool("cuhandle-transfer-helper", Math.max(2, Runtime.getRuntime().availableProcessors()));
+    private static final RangeHelpers HELPERS = new RangeHelpers("cuhandle-transfer-helper", Math.max(2, Runtime.getRuntime().availableProcessors()),
+            TimeUnit.SECONDS.toNanos(RangeHelpers.KEEP_ALIVE_SECONDS));
     /**
      * Runs asynchronous array copies, each on one thread for its duration (it waits for the GPU
      * between chunks). At most this many run at once; later ones queue.
@@ -66,14 +70,9 @@ final class TransferThreads {
      */
     static void copyRanges(int count, Range range) {
         Ranges job = new Ranges(count, range, Thread.currentThread());
-        for (int i = 1; i < count; i++) {
-            try {
-                HELPERS.execute(job::work);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                break; // no helper: this thread copies the rest
-            }
-        }
+        HELPERS.offer(job, count - 1);
         job.work();
+        HELPERS.withdraw(job);
         job.awaitFinished();
         Throwable failure = job.failure.get();
         if (failure instanceof RuntimeException) {
@@ -90,7 +89,7 @@ final class TransferThreads {
     }
 
     /** The shared state of one split copy. */
-    private static final class Ranges {
+    private static final class Ranges implements RangeHelpers.Job {
         private final int count;
         private final Range range;
         private final Thread caller;
@@ -106,8 +105,14 @@ final class TransferThreads {
             this.unfinished = new AtomicInteger(count);
         }
 
+        @Override
+        public boolean hasWork() {
+            return next.get() < count;
+        }
+
         /** Claims and copies ranges until none is left. */
-        void work() {
+        @Override
+        public void work() {
             for (int i; (i = next.getAndIncrement()) < count; ) {
                 try {
                     if (failure.get() == null) {
@@ -131,8 +136,9 @@ final class TransferThreads {
          */
         void awaitFinished() {
             boolean interrupted = false;
-            for (int spins = 0; unfinished.get() > 0; spins++) {
-                if (spins < SPINS) {
+            long spinEnd = System.nanoTime() + CALLER_SPIN_NANOS;
+            while (unfinished.get() > 0) {
+                if (System.nanoTime() - spinEnd < 0) {
                     Thread.onSpinWait();
                 } else {
                     LockSupport.park(this);
