@@ -5,6 +5,10 @@ package dev.cuhandle;
  * simulated time on the stand-in), downloads a 64 MiB array behind it on one thread while another
  * thread keeps allocating, and prints the worst pause the allocating thread saw and how long the
  * download waited. Prints {@code maxStallMs=...} and {@code downloadMs=...}.
+ *
+ * <p>With the argument {@code baseline} it uses no GPU: the other thread sleeps as long as the
+ * download would wait, with the same 64 MiB array live, so the printed stall is the collector's own
+ * (docs/performance.md: the Parallel collector stalls about as long with no copy at all).
  */
 public final class GcStallMain {
     private static final double WORK_SECONDS = 3.0;
@@ -13,6 +17,14 @@ public final class GcStallMain {
     private GcStallMain() {}
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("baseline")) {
+            float[] live = new float[FLOATS];
+            long start = System.nanoTime();
+            long maxStall = churnWhileAlive(startThread(() -> sleep((long) (WORK_SECONDS * 1000))));
+            System.out.println("maxStallMs=" + maxStall / 1_000_000.0);
+            System.out.println("downloadMs=" + (System.nanoTime() - start) / 1_000_000.0 + " (no download: a sleep, " + live.length + " floats live)");
+            return;
+        }
         try (Handle h = Handle.create(); DeviceBuffer x = h.allocate(4L * FLOATS)) {
             h.memset(x, 0);
             h.synchronize();
@@ -27,29 +39,48 @@ public final class GcStallMain {
             }
             float[] out = new float[FLOATS];
             long[] downloadNanos = new long[1];
-            Thread downloader = new Thread(() -> {
+            Thread downloader = startThread(() -> {
                 long start = System.nanoTime();
                 x.download(out);
                 downloadNanos[0] = System.nanoTime() - start;
-            }, "downloader");
-            downloader.start();
-            long maxGap = 0;
-            long last = System.nanoTime();
-            long sink = 0;
-            while (downloader.isAlive()) {
-                byte[] garbage = new byte[1 << 20]; // young-generation churn: forces a collection every few ms
-                sink += garbage.length;
-                long now = System.nanoTime();
-                maxGap = Math.max(maxGap, now - last);
-                last = now;
-            }
-            downloader.join();
-            System.out.println("allocatedMiB=" + (sink >> 20));
+            });
+            long maxGap = churnWhileAlive(downloader);
             System.out.println("maxStallMs=" + maxGap / 1_000_000.0);
             System.out.println("downloadMs=" + downloadNanos[0] / 1_000_000.0);
             if (kernels != null) {
                 kernels.close();
             }
         }
+    }
+
+    private static Thread startThread(Runnable body) {
+        Thread t = new Thread(body, "downloader");
+        t.start();
+        return t;
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Allocates 1 MiB arrays while {@code other} runs; returns the longest gap between two, in ns. */
+    private static long churnWhileAlive(Thread other) throws InterruptedException {
+        long maxGap = 0;
+        long last = System.nanoTime();
+        long sink = 0;
+        while (other.isAlive()) {
+            byte[] garbage = new byte[1 << 20]; // young-generation churn: forces a collection every few ms
+            sink += garbage.length;
+            long now = System.nanoTime();
+            maxGap = Math.max(maxGap, now - last);
+            last = now;
+        }
+        other.join();
+        System.out.println("allocatedMiB=" + (sink >> 20));
+        return maxGap;
     }
 }
