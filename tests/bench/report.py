@@ -325,7 +325,8 @@ def transfer_section(d, out):
     out.append("")
     out.append("GB/s (1e9 bytes/s), median of 7 rounds in which cuhandle and JCuda take turns in one JVM, each round the "
                "median of a batch of copies. cuhandle: `copyToDevice(array, ...)` + `synchronize()`, `copyToHost(...)` "
-               "(pinned staging, region copies overlapping the DMA, large arrays split over threads; no critical region). "
+               "(pinned staging, each chunk copied with a `memcpy` in a critical region held for that copy alone, never "
+               "across a wait for the GPU, overlapping the DMA of the chunk before; large arrays split over threads). "
                "JCuda: `cuMemcpyHtoD(Pointer.to(array))` + `cuCtxSynchronize()`, `cuMemcpyDtoH` (the array pinned with a "
                "critical region for the call). C: `cuMemcpy*Async` + `cuStreamSynchronize` from `malloc` (pageable) and "
                f"`cuMemHostAlloc` (pinned) memory, `tests/bench/transfer_copy.cu`. Goal: cuhandle / JCuda at least "
