@@ -32,7 +32,14 @@ pub struct Slot {
     event: CUevent,
     /// An event was recorded since the last wait: a DMA may still use the memory.
     pending: bool,
+    /// When the slot's last DMA was queued, in the order of [`QUEUED`]: a checkout gives its
+    /// slots back oldest DMA first, so that the pool's front (what `take_oldest` takes) holds the
+    /// slots whose DMA is most likely done.
+    queued_at: u64,
 }
+
+/// Counts DMAs queued with staging slots, process-wide (only their order matters).
+static QUEUED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Slot {
     /// The slot's memory. Only valid to touch once [`wait`](Self::wait) returned.
@@ -64,6 +71,7 @@ impl Slot {
         // older record of the event is no proof that it finished. The next user then waits for
         // the stream through the record below, or the context is broken and nothing runs.
         self.pending = true;
+        self.queued_at = QUEUED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: event and stream belong to the active context `ctx`.
         ctx.check(unsafe { (ctx.driver().api.cuEventRecord)(self.event, stream) }, "cuEventRecord")
     }
@@ -86,7 +94,7 @@ impl Slot {
             unsafe { (api.cuMemFreeHost)(host) };
             return Err(e);
         }
-        Ok(Slot { host: host.cast(), bytes, event, pending: false })
+        Ok(Slot { host: host.cast(), bytes, event, pending: false, queued_at: 0 })
     }
 
     /// Frees the memory and the event once the slot's last DMA is done.
@@ -197,6 +205,13 @@ fn take_oldest<T>(idle: &mut Vec<T>, count: usize) -> Vec<T> {
     idle.drain(..count.min(idle.len())).collect()
 }
 
+/// Orders a checkout's slots for giving back: the slot of a copy's last chunk is not always its
+/// last slot (3 chunks in 2 slots end on slot 0), so they go back by when their last DMA was
+/// queued, and the one queued last ends up at the back of the idle list, taken last.
+fn oldest_dma_first<T>(slots: &mut [T], queued_at: impl Fn(&T) -> u64) {
+    slots.sort_by_key(queued_at);
+}
+
 /// Slots out of a pool for one copy; they go back when it is dropped (also on error paths), with
 /// their last DMA possibly still queued.
 pub struct Checkout<'c> {
@@ -213,6 +228,7 @@ impl Drop for Checkout<'_> {
         self.pool.out.fetch_sub(self.counted, std::sync::atomic::Ordering::AcqRel);
         let keep = self.max_idle.max(self.pool.peak.load(std::sync::atomic::Ordering::Acquire));
         let mut surplus = Vec::new();
+        oldest_dma_first(&mut self.slots, |slot| slot.queued_at);
         {
             let mut idle = lock(&self.pool.idle);
             for slot in self.slots.drain(..) {
@@ -231,7 +247,7 @@ impl Drop for Checkout<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::take_oldest;
+    use super::{oldest_dma_first, take_oldest};
 
     #[test]
     fn a_checkout_takes_the_slots_given_back_longest_ago_and_leaves_the_newest() {
@@ -241,5 +257,16 @@ mod tests {
         assert_eq!(take_oldest(&mut idle, 5), ["newer", "newest"], "no more than there are");
         assert!(idle.is_empty());
         assert!(take_oldest(&mut idle, 1).is_empty());
+    }
+
+    #[test]
+    fn the_slot_whose_dma_was_queued_last_is_given_back_last_and_taken_last() {
+        // A copy of 3 chunks through slots a and b: a (queued 10), b (11), a again (12).
+        let mut returned = vec![("a", 12), ("b", 11)];
+        oldest_dma_first(&mut returned, |slot| slot.1);
+        let mut idle = vec![("older copy", 3)];
+        idle.extend(returned);
+        assert_eq!(take_oldest(&mut idle, 2), [("older copy", 3), ("b", 11)]);
+        assert_eq!(idle, [("a", 12)], "the slot with the newest DMA stays for last");
     }
 }

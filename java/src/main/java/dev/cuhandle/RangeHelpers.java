@@ -11,15 +11,18 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p><b>Why not a {@code ThreadPoolExecutor}:</b> a range handed to one of its parked workers goes
  * through the executor's queue lock and a condition, and the worker wakes when the scheduler gets to
- * it. On the H200 host (docs/performance.md, "Range helpers that are woken directly") the executor's
- * helpers started the ranges of a 4 MiB upload 77-142 µs (medians) after the copy began, when one
- * range of 1 MiB takes about 95 µs, so the caller copied up to half the ranges itself and 4 MiB
- * uploads ran at 0.83-1.01 times JCuda's speed; with these helpers they start 39-56 µs in, and the
- * uploads ran at 1.28-1.49 times. Here an offer unparks exactly the helpers it needs, and a helper
- * that finished a range spins for {@value #SPIN_MICROS} (default {@value #DEFAULT_SPIN_MICROS} µs)
- * looking for the next copy before it parks, as OpenMP's workers do, so copies that follow each
- * other find their helpers running. Only parked helpers are woken, and new ones are started up to
- * the pool's bound.
+ * it. On the H200 host (docs/performance.md, "Range helpers woken directly") the executor's helpers
+ * started the ranges of a 4 MiB upload 77-178 µs (medians) after the copy began, when one range of
+ * 1 MiB takes about 95 µs, so the caller copied up to half the ranges itself and 4 MiB uploads ran
+ * at 0.83-1.01 times JCuda's speed; with these helpers they started 39-76 µs in, and the uploads ran
+ * at 1.02-1.82 times.
+ *
+ * <p>Here an offer unparks parked helpers directly, as many as the job can use less those spinning,
+ * which find it themselves (when many callers offer at once, spinning helpers go to the oldest job
+ * first and a later one may get fewer: its caller copies the rest). A helper that finished a range
+ * spins for {@value #SPIN_MICROS} (default {@value #DEFAULT_SPIN_MICROS} µs) looking for the next
+ * copy before it parks, as OpenMP's workers do, so copies that follow each other find their helpers
+ * running. New helpers are started up to the pool's bound.
  *
  * <p>A helper parked for {@value #KEEP_ALIVE_SECONDS} s without work ends, so an application that
  * stops copying keeps no threads. Nothing here is needed for a copy to finish: its caller claims
@@ -130,6 +133,9 @@ final class RangeHelpers {
             try {
                 for (Job job; (job = next()) != null; ) {
                     job.work();
+                    // Nobody answers an interrupt here; left set, it would make every park below
+                    // return at once and the helper spin until its keep-alive time ran out.
+                    Thread.interrupted();
                 }
             } finally {
                 live.decrementAndGet();
@@ -158,6 +164,7 @@ final class RangeHelpers {
                         }
                         break; // an offer took it off the list to wake it: look for that job
                     }
+                    Thread.interrupted(); // as after a job: an interrupt must not turn the park into a spin
                     LockSupport.parkNanos(this, left);
                 }
                 if (job == null) {

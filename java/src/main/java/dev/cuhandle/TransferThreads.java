@@ -70,10 +70,17 @@ final class TransferThreads {
      */
     static void copyRanges(int count, Range range) {
         Ranges job = new Ranges(count, range, Thread.currentThread());
-        HELPERS.offer(job, count - 1);
-        job.work();
-        HELPERS.withdraw(job);
-        job.awaitFinished();
+        try {
+            HELPERS.offer(job, count - 1);
+            job.work();
+        } finally {
+            // Also after a throw above (an offer that ran out of memory): no range starts any more,
+            // and the ranges helpers are in the middle of end before the caller releases the native
+            // objects they use.
+            job.skipUnclaimed();
+            HELPERS.withdraw(job);
+            job.awaitFinished();
+        }
         Throwable failure = job.failure.get();
         if (failure instanceof RuntimeException) {
             throw (RuntimeException) failure;
@@ -119,14 +126,39 @@ final class TransferThreads {
                         range.copy(i);
                     }
                 } catch (Throwable t) {
-                    if (!failure.compareAndSet(null, t)) {
-                        failure.get().addSuppressed(t);
-                    }
+                    recordFailure(t);
                 } finally {
                     if (unfinished.decrementAndGet() == 0) {
                         LockSupport.unpark(caller);
                     }
                 }
+            }
+        }
+
+        /**
+         * Keeps the first failure; later ones are added to it as suppressed. Never throws, so that
+         * every claimed range is counted as finished: the same exception thrown by two ranges
+         * (the JVM's preallocated {@code OutOfMemoryError}, say) cannot suppress itself, and a
+         * suppressed list that cannot grow is not worth more than the first failure.
+         */
+        private void recordFailure(Throwable t) {
+            if (failure.compareAndSet(null, t)) {
+                return;
+            }
+            Throwable first = failure.get();
+            if (first != t) {
+                try {
+                    first.addSuppressed(t);
+                } catch (Throwable ignored) {
+                    // out of memory for the list: the caller still gets the first failure
+                }
+            }
+        }
+
+        /** Claims every range nobody started and counts it as finished without copying it. */
+        void skipUnclaimed() {
+            while (next.getAndIncrement() < count) {
+                unfinished.decrementAndGet();
             }
         }
 

@@ -82,16 +82,17 @@ class RangeHelpersTest {
         RangeHelpers helpers = new RangeHelpers("test-helper", 3, TimeUnit.SECONDS.toNanos(30));
         List<Thread> callers = new ArrayList<>();
         List<Parts> all = java.util.Collections.synchronizedList(new ArrayList<>());
-        AtomicInteger onHelpers = new AtomicInteger();
+        java.util.Set<Thread> helperThreads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.Queue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        List<Thread> callerThreads = java.util.Collections.synchronizedList(new ArrayList<>());
         for (int t = 0; t < 6; t++) {
             long seed = 1234L + t;
             Thread caller = new Thread(() -> {
                 Random random = new Random(seed);
-                Thread self = Thread.currentThread();
                 for (int round = 0; round < 300; round++) {
                     Parts job = new Parts(1 + random.nextInt(12), i -> {
-                        if (Thread.currentThread() != self) {
-                            onHelpers.incrementAndGet();
+                        if (!callerThreads.contains(Thread.currentThread())) {
+                            helperThreads.add(Thread.currentThread());
                         }
                     });
                     all.add(job);
@@ -99,20 +100,57 @@ class RangeHelpersTest {
                     job.finishAsCaller(helpers);
                 }
             });
+            caller.setUncaughtExceptionHandler((thread, e) -> failures.add(e)); // finishAsCaller's timeout, say
+            callerThreads.add(caller);
             callers.add(caller);
-            caller.start();
         }
+        callers.forEach(Thread::start);
         for (Thread caller : callers) {
             caller.join(120_000);
             assertTrue(!caller.isAlive(), "a caller did not finish within 2 minutes");
         }
+        assertTrue(failures.isEmpty(), "a caller failed: " + failures.peek());
         for (Parts job : all) {
             for (int i = 0; i < job.count; i++) {
                 assertEquals(1, job.done.get(i), "part " + i + " of a job of " + job.count);
             }
         }
-        assertTrue(helpers.live() <= 3, "at most the bound of helpers: " + helpers.live());
-        System.out.println("parts done on helpers: " + onHelpers.get());
+        // The keep-alive time (30 s) outlasts the test, so every helper that ever ran is counted.
+        assertTrue(helperThreads.size() <= 3, "at most the bound of helpers ran parts: " + helperThreads.size());
+        assertTrue(helpers.live() <= 3, "at most the bound of helpers alive: " + helpers.live());
+    }
+
+    @Test
+    void anInterruptedHelperStillParks() throws Exception {
+        RangeHelpers helpers = new RangeHelpers("test-helper", 1, TimeUnit.SECONDS.toNanos(30));
+        AtomicInteger helperParts = new AtomicInteger();
+        Thread[] helper = new Thread[1];
+        Thread caller = Thread.currentThread();
+        CountDownLatch taken = new CountDownLatch(1);
+        Parts job = new Parts(2, i -> {
+            if (Thread.currentThread() != caller) {
+                helper[0] = Thread.currentThread();
+                helperParts.incrementAndGet();
+                Thread.currentThread().interrupt(); // as a stray interrupt would
+                taken.countDown();
+            } else {
+                try {
+                    assertTrue(taken.await(30, TimeUnit.SECONDS), "no helper took a part within 30 s");
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            }
+        });
+        helpers.offer(job, 1);
+        job.finishAsCaller(helpers);
+        assertTrue(helperParts.get() >= 1, "the helper took a part (or both)");
+        // After its spin (50 µs by default) the helper must be parked, not spinning on a set interrupt flag.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (helper[0].getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals(Thread.State.TIMED_WAITING, helper[0].getState(), "the helper parks after a job that left it interrupted");
+        assertTrue(!helper[0].isInterrupted(), "the interrupt was cleared");
     }
 
     @Test
