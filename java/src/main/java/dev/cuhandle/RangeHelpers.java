@@ -24,16 +24,15 @@ import java.util.concurrent.locks.LockSupport;
  * copy before it parks, as OpenMP's workers do, so copies that follow each other find their helpers
  * running. New helpers are started up to the pool's bound.
  *
- * <p>A helper parked for {@value #KEEP_ALIVE_SECONDS} s without work ends, so an application that
- * stops copying keeps no threads. Nothing here is needed for a copy to finish: its caller claims
- * every range no helper took ({@link TransferThreads}).
+ * <p>A helper parked for the keep-alive time without work ends (the constructor's; 30 s for
+ * {@link TransferThreads}), so an application that stops copying keeps no threads. Nothing here is
+ * needed for a copy to finish: its caller claims every range no helper took.
  */
 final class RangeHelpers {
     /** System property: microseconds a helper looks for new work before it parks; 0 parks at once. */
     static final String SPIN_MICROS = "cuhandle.transfer.spinMicros";
     static final long DEFAULT_SPIN_MICROS = 50;
     private static final long MAX_SPIN_MICROS = 100_000;
-    static final long KEEP_ALIVE_SECONDS = 30;
 
     /** Work that helpers can take part in. */
     interface Job {
@@ -148,13 +147,9 @@ final class RangeHelpers {
             while (job == null) {
                 woken = false;
                 parked.addFirst(this);
-                // Checked again after registering, so that an offer made just before is not missed:
-                // either it saw this helper parked (and wakes it) or this check sees its job.
-                job = findJob();
-                if (job != null) {
-                    parked.remove(this);
-                    return job;
-                }
+                // The loop looks for a job again after registering, so that an offer made just
+                // before is not missed: either it saw this helper parked (and wakes it) or the
+                // first look below sees its job.
                 long deadline = System.nanoTime() + keepAliveNanos;
                 while (!woken && (job = findJob()) == null) {
                     long left = deadline - System.nanoTime();
@@ -167,11 +162,9 @@ final class RangeHelpers {
                     Thread.interrupted(); // as after a job: an interrupt must not turn the park into a spin
                     LockSupport.parkNanos(this, left);
                 }
+                parked.remove(this); // found a job, woken, or about to look again: no longer idle
                 if (job == null) {
-                    parked.remove(this); // woken, or about to look again: no longer idle
                     job = spin();
-                } else {
-                    parked.remove(this);
                 }
             }
             return job;

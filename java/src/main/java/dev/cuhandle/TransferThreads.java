@@ -28,6 +28,7 @@ import java.util.concurrent.locks.LockSupport;
  * middle of, which it must: they use the native handle and buffer that the caller keeps entered.
  */
 final class TransferThreads {
+    /** How long a helper or an asynchronous-copy thread stays without work before it ends. */
     private static final long KEEP_ALIVE_SECONDS = 30;
     /**
      * How long the caller spins, before it parks, while the last ranges finish on helpers: a range
@@ -37,7 +38,7 @@ final class TransferThreads {
 
     /** Helpers for the ranges of large copies: a bounded pool, since the caller copies whatever they do not. */
     private static final RangeHelpers HELPERS = new RangeHelpers("cuhandle-transfer-helper", Math.max(2, Runtime.getRuntime().availableProcessors()),
-            TimeUnit.SECONDS.toNanos(RangeHelpers.KEEP_ALIVE_SECONDS));
+            TimeUnit.SECONDS.toNanos(KEEP_ALIVE_SECONDS));
     /**
      * Runs asynchronous array copies, each on one thread for its duration (it waits for the GPU
      * between chunks). At most this many run at once; later ones queue.
