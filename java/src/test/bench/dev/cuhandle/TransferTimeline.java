@@ -158,9 +158,9 @@ public final class TransferTimeline {
         long b = 0;
         try {
             b = buffer.enterFor(handle);
-            long chunk = Math.min(plan.chunkBytes, Math.max(4096, bytes / TransferPlan.CHUNKS_PER_RANGE));
-            NativeApi.arrayCopy(h, b, buffer.byteOffset(), array, 'F', 0, bytes, true, -1, chunk, plan.depth, plan.slotBytes, plan.idleSlots, false,
-                    plan.criticalCopy);
+            // The plan's chunk: the pipeline cuts a shorter copy to one chunk of its own length.
+            NativeApi.arrayCopy(h, b, buffer.byteOffset(), array, 'F', 0, bytes, true, -1, plan.chunkBytes, plan.depth, plan.slotBytes, plan.idleSlots,
+                    false, plan.criticalCopy);
         } finally {
             DeviceBuffer.exit(buffer, b);
             handle.exit();
