@@ -17,6 +17,7 @@ pub mod library;
 pub mod library_search;
 pub mod memory;
 pub mod nvrtc;
+pub mod own_file;
 pub mod param_layout;
 pub mod raw_value;
 pub mod shared_library;

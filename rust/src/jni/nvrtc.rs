@@ -1,21 +1,24 @@
 //! `dev.cuhandle.NativeApi`: run-time compilation with NVRTC (`core::nvrtc`). The cache of
-//! compiled images lives in Java (`dev.cuhandle.RuntimeCompiler`).
+//! compiled images lives in Java (`dev.cuhandle.RuntimeCompiler`); its entries are read here
+//! (`core::own_file`), since Java cannot check an opened file's owner and links.
 
 use crate::core::error::Error;
 use crate::core::nvrtc::{self, Outcome, Request, Target};
+use crate::core::own_file;
 use crate::jni::java_arrays;
 use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
 use crate::jni::entry::entry;
 use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JIntArray, JObject, JObjectArray, JString};
-use jni::sys::jboolean;
+use jni::sys::{jboolean, jint, jlong};
 use jni::{EnvUnowned, NativeMethod};
 
 pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn configure_nvrtc(nvrtc_path: JString)),
     native!(static raw fn nvrtc_describe() -> JString[]),
     native!(static raw fn nvrtc_target(architecture: JString, compute_capabilities: jint[], ptx_only: jboolean) -> JString),
+    native!(static raw fn read_own_file(path: JString, uid: jint, min_bytes: jlong, max_bytes: jlong) -> JObject),
     native!(
         static raw fn nvrtc_compile(source: JString, program_name: JString, header_names: JString[], header_sources: JString[], flags: JString[], target: JString)
             -> JObject
@@ -46,6 +49,22 @@ fn nvrtc_target<'l>(env: EnvUnowned<'l>, _: JClass<'l>, architecture: JString<'l
         let capabilities = if capabilities.is_null() { Vec::new() } else { java_arrays::ints(e, &capabilities, "the compute capabilities")? };
         let target = nvrtc::loaded()?.target(architecture.as_deref(), &capabilities, ptx)?;
         convert::new_string(e, &target.name())
+    })
+}
+
+/// A compile cache entry (`core::own_file`): its bytes as a `byte[]`, null when absent, or a
+/// `String` saying why it is not used.
+fn read_own_file<'l>(env: EnvUnowned<'l>, _: JClass<'l>, path: JString<'l>, uid: jint, min_bytes: jlong, max_bytes: jlong) -> JObject<'l> {
+    entry!(env, |e| {
+        let path = convert::string(e, &path)?.ok_or_else(|| Error::invalid_argument("the path is null"))?;
+        let (Ok(uid), Ok(min), Ok(max)) = (u32::try_from(uid), u64::try_from(min_bytes), u64::try_from(max_bytes)) else {
+            return Err(Error::invalid_argument(format!("uid {uid}, minBytes {min_bytes} and maxBytes {max_bytes} must not be negative")).into());
+        };
+        Ok(match own_file::read_own_file(&path, uid, min, max) {
+            Ok(bytes) => java_arrays::new_bytes(e, &bytes)?.into(),
+            Err(own_file::Refusal::Absent) => JObject::null(),
+            Err(own_file::Refusal::Refused(why)) => convert::new_string(e, &why)?.into(),
+        })
     })
 }
 

@@ -32,7 +32,9 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p>An entry is code this process will run, and its SHA-256 only detects damage (anyone can compute it), so the
  * folder is checked on every use ({@link TrustedFolder}, {@link TrustedFolder.Use#CACHE}): owned by this user,
- * writable by nobody else, and so is every folder above it; each entry must be this user's own regular file.
+ * writable by nobody else, and so is every folder above it; that use then goes through the path the check resolved,
+ * never the configured name again. Each entry is opened without following a link and must be, as opened, this
+ * user's own regular file with one name ({@code rust/src/core/own_file.rs}).
  * A folder that fails is not used at all, with one warning per folder (compiling goes on without the cache).
  *
  * <p>The cache is bounded: entries are at most {@link #MAX_ENTRY_BYTES}, a file's size is checked before anything
@@ -63,18 +65,36 @@ final class DiskImageCache {
 
     private DiskImageCache() {}
 
-    /** The cache folder, or null when the disk cache is off. Read at each use, so tests can switch it. */
+    /**
+     * The cache folder, or null when the disk cache is off. Read at each use, so tests can switch it. A relative
+     * {@code -Dcuhandle.compileCache.dir} turns the cache off with a warning (it would depend on the working
+     * directory); a relative {@code XDG_CACHE_HOME} is ignored, as the XDG specification says, for {@code ~/.cache}.
+     */
     static Path folder() {
         String dir = System.getProperty(DIR_PROPERTY);
         if (dir != null && !dir.isEmpty()) {
-            return Paths.get(dir).toAbsolutePath();
+            Path p = Paths.get(dir);
+            if (!p.isAbsolute()) {
+                warnOnce(DIR_PROPERTY + "=" + dir, "cuhandle: -D" + DIR_PROPERTY + "=" + dir + " is not an absolute path (a relative one would depend on"
+                        + " the working directory); the compile cache is off. Name the folder from the root (see docs/security.md)");
+                return null;
+            }
+            return p;
         }
         if (!"disk".equals(System.getProperty(MODE_PROPERTY))) {
             return null;
         }
         String xdg = System.getenv("XDG_CACHE_HOME");
-        Path base = xdg != null && !xdg.isEmpty() ? Paths.get(xdg) : Paths.get(System.getProperty("user.home"), ".cache");
-        return base.resolve("cuhandle").resolve("nvrtc").toAbsolutePath();
+        if (xdg != null && !xdg.isEmpty() && Paths.get(xdg).isAbsolute()) {
+            return Paths.get(xdg, "cuhandle", "nvrtc");
+        }
+        Path home = Paths.get(System.getProperty("user.home", ""));
+        if (!home.isAbsolute()) {
+            warnOnce("user.home", "cuhandle: user.home (" + home + ") is not an absolute path and XDG_CACHE_HOME names no absolute folder;"
+                    + " the compile cache is off");
+            return null;
+        }
+        return home.resolve(".cache").resolve("cuhandle").resolve("nvrtc");
     }
 
     /** The folder's cap in bytes: {@code -Dcuhandle.compileCache.maxBytes} (e.g. {@code 1073741824}, {@code 512m}, {@code 2g}). */
@@ -110,36 +130,17 @@ final class DiskImageCache {
         }
         Path file = trusted.resolve(key + ENTRY_SUFFIX);
         try {
-            // Before opening: a regular file of this user's (opening a FIFO or device could block or worse).
-            String untrusted = TrustedFolder.fileProblem(file);
-            if (untrusted != null) {
-                return discard(file, untrusted);
+            // Opened without following a link or blocking on a FIFO, and checked on the opened file (owner, mode, one
+            // name, size) before anything is allocated for it: no name is looked up twice.
+            Native.ensureLoaded();
+            Object read = NativeApi.readOwnFile(file.toString(), TrustedFolder.currentUid(), DIGEST_BYTES, DIGEST_BYTES + MAX_ENTRY_BYTES);
+            if (read == null) {
+                return null;
             }
-            return read(file);
-        } catch (NoSuchFileException e) {
-            return null;
-        } catch (IOException | RuntimeException | OutOfMemoryError e) {
-            // OutOfMemoryError too: an entry within MAX_ENTRY_BYTES may still not fit a small heap.
-            NativeLog.logger().log(Level.DEBUG, "cuhandle: reading the compile cache entry " + file + " failed: " + e);
-            return null;
-        }
-    }
-
-    /** The image in an entry of a trusted folder, or null (deleted) when its size or SHA-256 is wrong. */
-    private static byte[] read(Path file) throws IOException {
-        try (SeekableByteChannel in = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            long size = in.size();
-            if (size <= DIGEST_BYTES || size > DIGEST_BYTES + MAX_ENTRY_BYTES) {
-                return discard(file, "it has " + size + " bytes; an entry has more than " + DIGEST_BYTES + " and at most " + (DIGEST_BYTES + MAX_ENTRY_BYTES));
+            if (read instanceof String) {
+                return discard(file, (String) read);
             }
-            ByteBuffer stored = ByteBuffer.allocate((int) size);
-            while (stored.hasRemaining() && in.read(stored) >= 0) {
-                // read until full or end of file
-            }
-            if (stored.hasRemaining()) {
-                return discard(file, "it shrank while it was read");
-            }
-            byte[] bytes = stored.array();
+            byte[] bytes = (byte[]) read;
             byte[] image = Arrays.copyOfRange(bytes, DIGEST_BYTES, bytes.length);
             if (!Arrays.equals(sha256(image), Arrays.copyOf(bytes, DIGEST_BYTES))) {
                 return discard(file, "its SHA-256 does not match (a damaged entry)");
@@ -147,6 +148,12 @@ final class DiskImageCache {
             // The budget removes the least recently used first: a hit makes an entry recent.
             Files.setLastModifiedTime(file, FileTime.fromMillis(System.currentTimeMillis()));
             return image;
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (IOException | RuntimeException | OutOfMemoryError e) {
+            // OutOfMemoryError too: an entry within MAX_ENTRY_BYTES may still not fit a small heap.
+            NativeLog.logger().log(Level.DEBUG, "cuhandle: reading the compile cache entry " + file + " failed: " + e);
+            return null;
         }
     }
 
@@ -203,20 +210,18 @@ final class DiskImageCache {
         }
     }
 
-    /** The folder as the kernel resolves it if it passes the trust checks, else null (after the folder's one warning). */
+    /**
+     * The folder as {@link TrustedFolder#check} resolved it, if it passes the checks, else null (after the folder's one
+     * warning). Everything this call of {@link #get} or {@link #put} does goes through the returned path.
+     */
     private static Path trusted(Path dir) {
-        String problem = TrustedFolder.problem(dir, TrustedFolder.Use.CACHE);
-        if (problem != null) {
-            warnOnce(dir.toString(), "cuhandle: the compile cache folder " + dir + " is not used: " + problem
+        TrustedFolder.Checked checked = TrustedFolder.check(dir, TrustedFolder.Use.CACHE);
+        if (checked.problem != null) {
+            warnOnce(dir.toString(), "cuhandle: the compile cache folder " + dir + " is not used: " + checked.problem
                     + ". Another user could plant compiled code there that this process would run; compiling goes on without the disk cache"
                     + " (see docs/security.md)");
-            return null;
         }
-        try {
-            return dir.toRealPath();
-        } catch (IOException e) {
-            return null;
-        }
+        return checked.path;
     }
 
     private static void warnOnce(String subject, String message) {

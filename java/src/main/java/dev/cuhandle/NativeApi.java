@@ -27,6 +27,14 @@ final class NativeApi {
     /** The image as a {@code byte[]}, or NVRTC's log as a {@code String} when the source does not compile. */
     static native Object nvrtcCompile(String source, String programName, String[] headerNames, String[] headerSources, String[] flags, String target);
 
+    /**
+     * The bytes of a file that must be this user's own ({@code rust/src/core/own_file.rs}): opened without following a
+     * link, then, on the opened file, a regular file owned by {@code uid}, not group or other writable, with one name,
+     * of more than {@code minBytes} and at most {@code maxBytes} bytes. Returns the {@code byte[]}, null when there is
+     * no such file, or a {@code String} saying why it is not used.
+     */
+    static native Object readOwnFile(String path, int uid, long minBytes, long maxBytes);
+
     static native int driverVersion();
 
     static native String driverPath();

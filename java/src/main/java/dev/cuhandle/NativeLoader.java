@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 
 /**
  * Loads libcuhandle: from {@code -Dcuhandle.library.path} if set (an absolute path: it is trusted configuration,
@@ -98,22 +99,12 @@ final class NativeLoader {
                 tried.add("no folder is safe to extract " + resource + " into: " + String.join("; ", refused));
                 throw failure(tried, null);
             }
-            Extracted extracted = null;
             try {
-                extracted = extract(in, dir);
-                extracted.verifyUnchanged();
-                long t1 = System.nanoTime();
-                System.load(extracted.file.toString());
-                return new Loaded("class path resource " + resource + " (extracted to " + extracted.file + ", a temporary copy deleted once loaded"
-                        + (refused.isEmpty() ? "" : "; not into " + String.join("; ", refused)) + ")", t1 - t0, System.nanoTime() - t1);
-            } catch (IOException | UnsatisfiedLinkError e) {
-                tried.add((extracted != null ? extracted.file.toString() : dir.toString()) + ": " + e);
-                throw failure(tried, e);
-            } finally {
-                // Linux keeps the mapping after unlink: nothing is left behind, even on a crash.
-                if (extracted != null) {
-                    extracted.delete();
-                }
+                return extractAndLoad(in, dir, System::load, t0, file -> "class path resource " + resource + " (extracted to " + file
+                        + ", a temporary copy deleted once loaded" + (refused.isEmpty() ? "" : "; not into " + String.join("; ", refused)) + ")");
+            } catch (ExtractionFailure e) {
+                tried.add(e.where + ": " + e.getCause());
+                throw failure(tried, e.getCause());
             }
         } catch (IOException e) {
             tried.add(resource + ": " + e);
@@ -121,11 +112,54 @@ final class NativeLoader {
         }
     }
 
+    /** What loads the verified file: {@code System::load}, or a test's stand-in that records what it would run. */
+    interface Load {
+        void load(String absolutePath);
+    }
+
+    /** An extraction or load that failed, with the file (or folder) it concerned; the cause says why. */
+    static final class ExtractionFailure extends Exception {
+        private static final long serialVersionUID = 1L;
+        final String where;
+
+        ExtractionFailure(String where, Throwable cause) {
+            super(where + ": " + cause, cause);
+            this.where = where;
+        }
+    }
+
+    /**
+     * Writes {@code in} to a new file in {@code checkedFolder} (a path {@link TrustedFolder#check} returned, used as
+     * is: never looked up again by another name), checks that the path still names that file, hands it to
+     * {@code loader}, and deletes it whatever happens (Linux keeps a loaded library's mapping after unlink, so
+     * nothing is left behind, also when the load fails). {@code started} is when finding the library began, and
+     * {@code describe} says where it came from, given the file.
+     */
+    static Loaded extractAndLoad(InputStream in, Path checkedFolder, Load loader, long started, Function<Path, String> describe)
+            throws ExtractionFailure {
+        Extracted extracted = null;
+        try {
+            extracted = extract(in, checkedFolder);
+            extracted.verifyUnchanged();
+            long t0 = System.nanoTime();
+            loader.load(extracted.file.toString());
+            return new Loaded(describe.apply(extracted.file), t0 - started, System.nanoTime() - t0);
+        } catch (IOException | UnsatisfiedLinkError e) {
+            throw new ExtractionFailure(extracted != null ? extracted.file.toString() : checkedFolder.toString(), e);
+        } finally {
+            if (extracted != null) {
+                extracted.delete();
+            }
+        }
+    }
+
     /**
      * The folder to extract into: {@code -Dcuhandle.tmpdir}, else (or when it fails the checks) {@code java.io.tmpdir},
-     * whichever first passes {@link TrustedFolder}'s checks for {@link TrustedFolder.Use#EXTRACTION}; null when none
-     * does. Each folder refused is added to {@code refused} with why, and a refused {@code -Dcuhandle.tmpdir} is
-     * logged: in a folder other users can write, one of them could swap the library before it is loaded.
+     * whichever first passes {@link TrustedFolder#check} for {@link TrustedFolder.Use#EXTRACTION}, as that check
+     * resolved it (the caller uses this path and no other name for it); null when none does. Each folder refused is
+     * added to {@code refused} with why, and a refused {@code -Dcuhandle.tmpdir} is logged: in a folder other users
+     * can write, one of them could swap the library before it is loaded. A relative setting is refused: it would
+     * depend on the working directory.
      */
     static Path extractionFolder(List<String> refused) {
         String configured = System.getProperty(TMPDIR_PROPERTY);
@@ -138,14 +172,20 @@ final class NativeLoader {
             folders.add(temp);
         }
         for (String folder : folders) {
-            Path dir = Paths.get(folder).toAbsolutePath();
-            String problem = Files.isDirectory(dir) ? TrustedFolder.problem(dir, TrustedFolder.Use.EXTRACTION) : dir + " is not a directory";
-            if (problem == null) {
-                if (!refused.isEmpty()) {
-                    NativeLog.logger().log(System.Logger.Level.WARNING, "cuhandle: the native library is extracted to " + dir + ", not into "
-                            + String.join("; ", refused) + " (see docs/security.md)");
+            Path dir = Paths.get(folder);
+            String problem;
+            if (Files.isDirectory(dir) || !dir.isAbsolute()) {
+                TrustedFolder.Checked checked = TrustedFolder.check(dir, TrustedFolder.Use.EXTRACTION);
+                if (checked.path != null) {
+                    if (!refused.isEmpty()) {
+                        NativeLog.logger().log(System.Logger.Level.WARNING, "cuhandle: the native library is extracted to " + checked.path
+                                + ", not into " + String.join("; ", refused) + " (see docs/security.md)");
+                    }
+                    return checked.path;
                 }
-                return dir;
+                problem = checked.problem;
+            } else {
+                problem = dir + " is not a directory";
             }
             refused.add((folder.equals(configured) ? "-D" + TMPDIR_PROPERTY + "=" : "java.io.tmpdir=") + folder + " (" + problem + ")");
         }

@@ -13,18 +13,26 @@ import java.util.Map;
 /**
  * Whether a folder may hold what this process loads (compiled kernels, the native library): no other user may be
  * able to put or replace a file there, or the file would run as this process's code. The checks are those of
- * OpenSSH's {@code safe_path} and pip's {@code check_path_owner}, made on every use:
+ * OpenSSH's {@code safe_path} and pip's {@code check_path_owner}; what passes is used only through the path that
+ * was checked ({@link Checked#path}), never looked up again by the name it was given (docs/design.md, rule F1):
  *
  * <ul>
- *   <li>the folder and every folder above it, as the kernel resolves them ({@code toRealPath}), are directories
- *       owned by this process's user or root, and writable by group or others only when sticky (as {@code /tmp}:
- *       there nobody can rename or delete another user's file);
+ *   <li>links are not taken on trust: every symbolic link on the way as written must belong to this user or root
+ *       (another user's link in {@code /tmp} could lead anywhere);
+ *   <li>the folder is then resolved once ({@code toRealPath}), and each folder of that resolved path, from the root
+ *       down, is read without following links: it must be a directory (a link there means the path changed while
+ *       it was checked), owned by this process's user or root, and writable by group or others only when sticky
+ *       (as {@code /tmp}: there nobody can rename or delete another user's entry);
  *   <li>the folder itself is owned by this process's user ({@link Use#CACHE}: root owning it is not enough, and
  *       sticky does not excuse group or other write) or by this user or root ({@link Use#EXTRACTION}: a sticky
- *       {@code /tmp} is fine, since the file is created exclusively with mode 0600);
- *   <li>links are not taken on trust: every symbolic link on the way as written must belong to this user or root
- *       (another user's link in {@code /tmp} could lead anywhere), and the folder it leads to is checked as above.
+ *       {@code /tmp} is fine, since the file is created exclusively with mode 0600).
  * </ul>
+ *
+ * Why using the checked path is race-free: each folder on it was checked after its parent, and a parent that passed
+ * lets nobody else rename or replace its entries (owned by this user or root, others may write only where sticky,
+ * and the entry itself is this user's or root's). So once checked, every folder of the path stays the one that was
+ * checked, whatever another user does later; only the path as first written could lead elsewhere on a second
+ * look-up, which is why nothing looks it up again.
  *
  * Files inside are checked with {@link #fileProblem}: a regular file (not a link), owned by this user, not writable
  * by group or others. Linux only, as the library is (the owner and mode come from the {@code unix} attribute view).
@@ -72,36 +80,64 @@ final class TrustedFolder {
         }
     }
 
+    /** The outcome of {@link #check}: the resolved folder to use, or why there is none. */
+    static final class Checked {
+        /** The folder as resolved once and checked, with no link on the way; null when {@link #problem} is set. */
+        final Path path;
+        /** Why the folder cannot be trusted, naming the path and what is wrong with it; null when it can. */
+        final String problem;
+
+        private Checked(Path path, String problem) {
+            this.path = path;
+            this.problem = problem;
+        }
+
+        static Checked refused(String problem) {
+            return new Checked(null, problem);
+        }
+    }
+
     /**
-     * Why {@code folder} cannot be trusted for {@code use}, or null when it can. The folder must exist.
-     *
-     * @return a reason naming the path and what is wrong with it, e.g. "/tmp/c is writable by group or others"
+     * Checks {@code folder} for {@code use} once. The folder must exist and be named from the root: a relative name
+     * would depend on the working directory. Callers use {@link Checked#path} for every later step (create, write,
+     * verify, load, read, list, delete).
      */
-    static String problem(Path folder, Use use) {
+    static Checked check(Path folder, Use use) {
+        if (!folder.isAbsolute()) {
+            return Checked.refused(folder + " is not an absolute path (a relative one would depend on the working directory); name the folder from the root");
+        }
         int uid = currentUid();
         if (uid < 0) {
-            return "this process's user id cannot be read from /proc/self/status, so no owner can be checked";
+            return Checked.refused("this process's user id cannot be read from /proc/self/status, so no owner can be checked");
         }
         try {
-            for (Path p : prefixes(folder.toAbsolutePath())) {
+            for (Path p : prefixes(folder)) {
                 Map<String, Object> a = attributes(p);
                 if (type(a) == S_IFLNK && owner(a) != uid && owner(a) != ROOT) {
-                    return p + " is a symbolic link owned by user " + owner(a) + ": another user's link could lead anywhere";
+                    return Checked.refused(p + " is a symbolic link owned by user " + owner(a) + ": another user's link could lead anywhere");
                 }
             }
             Path real = folder.toRealPath();
             for (Path p : prefixes(real)) {
-                String problem = p.equals(real) ? folderProblem(p, attributes(p), uid, use) : aboveProblem(p, attributes(p), uid);
+                Map<String, Object> a = attributes(p);
+                String problem = type(a) == S_IFLNK
+                        ? p + " became a symbolic link after " + folder + " was resolved to " + real + ": the path changed while it was checked"
+                        : p.equals(real) ? folderProblem(p, a, uid, use) : aboveProblem(p, a, uid);
                 if (problem != null) {
-                    return problem;
+                    return Checked.refused(problem);
                 }
             }
-            return null;
+            return new Checked(real, null);
         } catch (UnsupportedOperationException e) {
-            return "owners and permissions cannot be read on this system (" + e.getMessage() + ")";
+            return Checked.refused("owners and permissions cannot be read on this system (" + e.getMessage() + ")");
         } catch (IOException e) {
-            return "checking " + folder + " failed: " + e;
+            return Checked.refused("checking " + folder + " failed: " + e);
         }
+    }
+
+    /** Why {@code folder} cannot be trusted for {@code use}, or null when it can: {@link #check}'s problem. */
+    static String problem(Path folder, Use use) {
+        return check(folder, use).problem;
     }
 
     /**
