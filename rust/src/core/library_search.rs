@@ -16,8 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// first), `LD_LIBRARY_PATH` and the linker's cache.
 pub fn candidates(names: &[&str], folders: &[String]) -> Vec<String> {
     let from_env = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
-    let (searched, ignored) = ld_library_path(&from_env);
-    warn_once_about(&ignored);
+    let (searched, _) = ld_library_path(&from_env);
     let cache = ld_so_cache::Cache::read();
     candidates_in(names, folders, &searched, |name| cache.paths_of(name))
 }
@@ -91,17 +90,33 @@ pub fn failure(wording: &Wording, tried: Tried<(i32, String)>, candidates: &[Str
 
 static WARNED: AtomicBool = AtomicBool::new(false);
 
-fn warn_once_about(ignored: &[String]) {
-    if ignored.is_empty() || WARNED.swap(true, Ordering::Relaxed) {
-        return;
+/// Warns once per process, whatever library paths are configured, when `LD_LIBRARY_PATH` has
+/// entries the dynamic linker resolves against the current folder: cuhandle opens libcuda and
+/// libnvrtc by absolute path, and NVRTC's builtins too, but libcuda loads helpers of its own by
+/// bare name (`libnvidia-ptxjitcompiler.so.1` when it compiles PTX), and those searches go
+/// through such entries. Called by every load of libcuda and libnvrtc.
+pub fn warn_once_about_ld_library_path() {
+    let (_, ignored) = ld_library_path(&std::env::var("LD_LIBRARY_PATH").unwrap_or_default());
+    if let Some(text) = unsafe_entries_warning(&ignored) {
+        if !WARNED.swap(true, Ordering::Relaxed) {
+            log::warn!("{text}");
+        }
+    }
+}
+
+/// The warning for `LD_LIBRARY_PATH`'s entries that are not absolute, or None when there are none.
+pub fn unsafe_entries_warning(ignored: &[String]) -> Option<String> {
+    if ignored.is_empty() {
+        return None;
     }
     let shown: Vec<String> = ignored.iter().map(|e| if e.is_empty() { "an empty entry".to_string() } else { format!("'{e}'") }).collect();
-    log::warn!(
-        "LD_LIBRARY_PATH has {} that the dynamic linker resolves against the current folder; cuhandle does not look there for \
-         libcuda or libnvrtc (a library in the working directory could run code in this process). Remove the entry, or name \
-         the library with -Dcuhandle.driver.path / -Dcuhandle.nvrtc.path (absolute paths)",
+    Some(format!(
+        "LD_LIBRARY_PATH has {} that the dynamic linker resolves against the current folder. cuhandle opens libcuda, libnvrtc \
+         and NVRTC's builtins by absolute path and never looks there, but libcuda loads helpers of its own by name (such as \
+         libnvidia-ptxjitcompiler.so.1 when it compiles PTX), and the dynamic linker searches the current folder for them: a \
+         library planted in the working directory would run in this process. Remove the entry (see docs/security.md)",
         shown.join(" and ")
-    );
+    ))
 }
 
 #[cfg(test)]
@@ -115,6 +130,14 @@ mod tests {
         assert_eq!(ignored, ["", "", "lib"]);
         assert_eq!(ld_library_path(""), (Vec::new(), Vec::new()));
         assert_eq!(ld_library_path("/a:").1, [""], "a trailing colon is the current folder too");
+    }
+
+    #[test]
+    fn the_warning_names_each_unsafe_entry_and_the_helpers_libcuda_loads_by_name() {
+        assert_eq!(unsafe_entries_warning(&[]), None);
+        let text = unsafe_entries_warning(&["".to_string(), "lib".to_string()]).expect("a warning");
+        assert!(text.starts_with("LD_LIBRARY_PATH has an empty entry and 'lib' that"), "{text}");
+        assert!(text.contains("libnvidia-ptxjitcompiler.so.1") && text.contains("Remove the entry"), "{text}");
     }
 
     #[test]

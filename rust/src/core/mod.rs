@@ -15,6 +15,7 @@ pub mod launch;
 pub mod ld_so_cache;
 pub mod library;
 pub mod library_search;
+pub mod log_text;
 pub mod memory;
 pub mod nvrtc;
 pub mod own_file;

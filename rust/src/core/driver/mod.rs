@@ -91,6 +91,7 @@ const OPERATION: &str = "loading the CUDA driver library";
 /// Loads the first candidate that is a usable driver. `searched` describes the default search,
 /// for the message when it found no file at all (None: the candidates are what was configured).
 fn load_from(candidates: &[String], searched: Option<&str>) -> std::result::Result<Driver, CudaFailure> {
+    library_search::warn_once_about_ld_library_path();
     shared_library::open_first(candidates, finish_load).map_err(|tried| {
         let advice = format!("Set -Dcuhandle.driver.path=/path/to/libcuda.so.1 or {DRIVER_PATH_ENV} to choose one");
         let wording = library_search::Wording { library: "libcuda", not_found: "libcuda was not found (is the NVIDIA driver installed?)", names: DRIVER_NAMES, advice: &advice };

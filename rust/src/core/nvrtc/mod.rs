@@ -2,6 +2,7 @@
 //! only compilation fails, with an error that lists what was tried and how to install it).
 
 mod api;
+mod builtins;
 mod compile_gate;
 mod program;
 mod target;
@@ -42,6 +43,8 @@ pub struct Nvrtc {
     pub version: (i32, i32),
     /// `nvrtcGetSupportedArchs`, ascending: 10 * major + minor, e.g. 90 for sm_90.
     pub architectures: Vec<i32>,
+    /// NVRTC's `libnvrtc-builtins`, loaded by absolute path before NVRTC asks for it by name.
+    _builtins: Option<libloading::Library>,
     // Never unloaded: the function pointers in `api` point into it.
     _library: libloading::Library,
 }
@@ -122,6 +125,7 @@ fn version_key(name: &str) -> Vec<u32> {
 /// Loads the first candidate that is a usable NVRTC. `searched` describes the default search, for
 /// the message when it found no file at all (None: the candidates are what was configured).
 fn load_from(candidates: &[String], searched: Option<&str>) -> std::result::Result<Nvrtc, CudaFailure> {
+    library_search::warn_once_about_ld_library_path();
     shared_library::open_first(candidates, finish_load).map_err(|tried| {
         let advice = format!("To compile CUDA source at run time, {INSTALL}");
         let wording = library_search::Wording { library: "libnvrtc", not_found: "NVRTC (libnvrtc) was not found", names: NAMES, advice: &advice };
@@ -152,7 +156,18 @@ fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Re
     }
     architectures.sort_unstable();
     log::debug!("loaded NVRTC {major}.{minor} from {path}; architectures {architectures:?}");
-    Ok(Nvrtc { api, path, version: (major, minor), architectures, _library: library })
+    let builtins = match builtins::preload(&path, (major, minor)) {
+        Ok(b) => Some(b),
+        Err(why) => {
+            log::warn!(
+                "NVRTC's {} was not loaded from NVRTC's folder ({why}); NVRTC will look for it by name at its first compilation, through \
+                 LD_LIBRARY_PATH and the linker's cache (see docs/security.md)",
+                builtins::file_name((major, minor))
+            );
+            None
+        }
+    };
+    Ok(Nvrtc { api, path, version: (major, minor), architectures, _builtins: builtins, _library: library })
 }
 
 impl Nvrtc {
@@ -181,7 +196,9 @@ impl Nvrtc {
         let outcome = program::compile(&self.api, request, target)?;
         if let Outcome::Compiled { log, .. } = &outcome {
             if !log.is_empty() {
-                log::info!("NVRTC compiled {} for {} with messages:\n{log}", request.program_name, target.name());
+                // Prefixed and escaped: the log quotes the source (`#line` names), which could forge records.
+                let log = crate::core::log_text::quoted_lines(log, "  nvrtc| ");
+                log::info!("NVRTC compiled {} for {} with messages:\n{log}", crate::core::log_text::escaped(&request.program_name), target.name());
             }
         }
         Ok(outcome)
