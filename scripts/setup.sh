@@ -5,6 +5,11 @@
 # into a virtual environment of the project's own. `--gradle` also installs Debian's gradle
 # (scripts/test.sh needs it for tests/gradle-consumer).
 set -euo pipefail
+# Everything below runs in the repository: run from another user's folder, Python's `-m` and `-c`
+# would otherwise import from that folder first (a planted ziglang.py or ensurepip.py would run, as
+# root when this is run as root). Python is also run isolated (-I: no working directory, user site
+# or PYTHON* variables on its path).
+cd "$(dirname "$0")/.."
 case "${1:-}" in
   -h|--help)
     echo "Usage: scripts/setup.sh [--gradle]"
@@ -68,18 +73,18 @@ fi
 # virtual environment the project owns (.tools/zig-venv, git-ignored), never the system Python's
 # site-packages: Debian's and Ubuntu's system Python refuse pip installs there (PEP 668). The build
 # (java/pom.xml) hands that environment's python to cargo-zigbuild.
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(pwd)
 venv="$root/.tools/zig-venv"
-if ! "$venv/bin/python3" -m ziglang version >/dev/null 2>&1; then
+if ! "$venv/bin/python3" -I -m ziglang version >/dev/null 2>&1; then
   command -v python3 >/dev/null || missing "python3 (with its venv module; Debian/Ubuntu: apt-get install python3-venv)"
-  if ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
+  if ! python3 -I -c 'import ensurepip' >/dev/null 2>&1; then
     is_debian || missing "Python's venv module with ensurepip (install your distribution's python3-venv package)"
     apt_install python3-venv "Python's venv module, for the build's own zig"
   fi
   echo "cuhandle setup: installing ziglang 0.13.0 from PyPI into $venv"
   rm -rf "$venv"
-  python3 -m venv "$venv" || missing "a Python virtual environment ('python3 -m venv $venv' failed)"
-  "$venv/bin/python3" -m pip install -q --disable-pip-version-check ziglang==0.13.0 \
+  python3 -I -m venv "$venv" || missing "a Python virtual environment ('python3 -m venv $venv' failed)"
+  "$venv/bin/python3" -I -m pip install -q --disable-pip-version-check ziglang==0.13.0 \
     || missing "ziglang ('$venv/bin/python3 -m pip install ziglang==0.13.0' failed)"
 fi
 if ! command -v cargo-zigbuild >/dev/null; then

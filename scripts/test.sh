@@ -24,6 +24,19 @@ USAGE
 esac
 cd "$(dirname "$0")/.."
 scripts/setup.sh --gradle
+# Issue 38: setup.sh run from another user's folder imports nothing from it (Python's -m and -c put
+# the working directory first on sys.path): a planted ziglang.py and ensurepip.py must not run.
+plant=$(mktemp -d)
+for module in ziglang ensurepip venv; do
+  printf 'open(%s, "a").write("%s ran\\n")\n' "'$plant/ran'" "$module" > "$plant/$module.py"
+done
+(cd "$plant" && "$OLDPWD/scripts/setup.sh" --gradle >/dev/null)
+if [ -e "$plant/ran" ]; then
+  echo "cuhandle test: FAILED: setup.sh run from $plant imported from that folder: $(cat "$plant/ran")" >&2
+  exit 1
+fi
+rm -rf "$plant"
+echo "cuhandle test: setup.sh run from a folder with planted ziglang.py, ensurepip.py and venv.py imported none of them"
 # Plain output for logs: no ANSI colour codes from Maven or cargo. (Debian's Maven 3.8.7 prints
 # two colour resets at start-up whatever it is told, so they are also filtered out.)
 export CARGO_TERM_COLOR=never
