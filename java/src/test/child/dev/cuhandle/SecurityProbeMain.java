@@ -13,6 +13,9 @@ import java.nio.file.attribute.PosixFilePermissions;
  *   <li>{@code load}: where libcuhandle came from, then what the first driver use does (the driver and the
  *       folders it is searched in are chosen by the child's options and environment);
  *   <li>{@code compile}: what a compile with NVRTC does ({@code -Dcuhandle.nvrtc.path} decides which NVRTC);
+ *   <li>{@code compileKernel}: compiles a small kernel with NVRTC (its first compile, when NVRTC loads its builtins);
+ *   <li>{@code compileLog}: compiles a source whose {@code #line} file name holds a line break and a fake record,
+ *       with a warning, so that NVRTC's log quotes that name (issue 38: the log must not forge records);
  *   <li>{@code sparse FOLDER}: plants a 1.5 GB sparse file as the compile cache's entry for a fresh source in
  *       FOLDER, then compiles that source with the cache on (run with a small heap).
  * </ul>
@@ -34,6 +37,13 @@ public final class SecurityProbeMain {
                 case "compile":
                     System.out.println("nvrtc=" + String.join(" ", RuntimeCompiler.nvrtc()));
                     break;
+                case "compileKernel":
+                    compile("extern \"C\" __global__ void scale(float* x) { x[threadIdx.x] *= 2.0f; }\n");
+                    break;
+                case "compileLog":
+                    compile("#line 1 \"x.cu\\nSEVERE: forged record\\nINFO: forged too\"\n"
+                            + "extern \"C\" __global__ void scale(float* x) { int unused = 1; x[threadIdx.x] *= 2.0f; }\n");
+                    break;
                 case "sparse":
                     sparse(Paths.get(args[1]));
                     break;
@@ -50,6 +60,11 @@ public final class SecurityProbeMain {
         if (Native.isLoaded()) {
             NativeLog.awaitPublished(5_000); // native warnings reach the console before the JVM ends
         }
+    }
+
+    private static void compile(String source) throws Exception {
+        byte[] image = RuntimeCompiler.image(source, CompileOptions.defaults().architecture("compute_75"), "compute_75");
+        System.out.println("ptx=" + new String(image, java.nio.charset.StandardCharsets.US_ASCII).contains(".entry scale"));
     }
 
     private static void sparse(Path folder) throws Exception {

@@ -14,8 +14,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The attacker's tools of issue 26, built with {@code cc} from the test resources {@code dev/cuhandle/attack}: a
- * shared library whose constructor records that it ran (in the file named by {@code CUHANDLE_ATTACK_MARKER}), and an
- * inotify watcher that renames it over a freshly written {@code libcuhandle-*.so}. They go into a folder every user
+ * shared library whose constructor records that it ran (in the file named by {@code CUHANDLE_ATTACK_MARKER}), an
+ * inotify watcher that renames it over a freshly written {@code libcuhandle-*.so}, and (issue 38) a racer that
+ * exchanges two names in a tight loop, so that a path looked up twice leads to two different places. They go into a folder every user
  * can read, so that the other user ({@link OtherUser}) can use them too. Tests skip without a C compiler.
  */
 final class AttackTools implements AutoCloseable {
@@ -25,11 +26,13 @@ final class AttackTools implements AutoCloseable {
     final Path folder;
     final Path plantedLibrary;
     final Path swapWatcher;
+    final Path raceSwap;
 
     private AttackTools(Path folder) {
         this.folder = folder;
         this.plantedLibrary = folder.resolve("planted.so");
         this.swapWatcher = folder.resolve("swap_watcher");
+        this.raceSwap = folder.resolve("race_swap");
     }
 
     static AttackTools build() throws IOException, InterruptedException {
@@ -37,8 +40,10 @@ final class AttackTools implements AutoCloseable {
         try {
             Path library = tools.copy("planted_library.c");
             Path watcher = tools.copy("swap_watcher.c");
+            Path racer = tools.copy("race_swap.c");
             tools.cc("-shared", "-fPIC", "-o", tools.plantedLibrary.toString(), library.toString());
             tools.cc("-O1", "-o", tools.swapWatcher.toString(), watcher.toString());
+            tools.cc("-O1", "-o", tools.raceSwap.toString(), racer.toString());
             Files.setPosixFilePermissions(tools.plantedLibrary, PosixFilePermissions.fromString("rwxr-xr-x"));
             return tools;
         } catch (IOException | InterruptedException | RuntimeException | Error e) {
