@@ -69,6 +69,7 @@ final class ArrayTransfers {
     static void copy(Handle handle, DeviceBuffer buffer, Object array, int arrayOffset, int length, boolean upload) {
         Capture.refuseOnThisThread(upload ? "a copy from a Java array to the device" : "a copy from the device to a Java array");
         Kind kind = check(buffer, array, arrayOffset, length, upload);
+        handle.awaitQueuedWorkCancellably();
         long h = handle.enter();
         long b = 0;
         try {
@@ -150,6 +151,7 @@ final class ArrayTransfers {
             copyHeapBuffer(handle, buffer, host, offset, bytes, upload);
             return;
         }
+        handle.awaitQueuedWorkCancellably();
         long h = handle.enter();
         long b = 0;
         try {

@@ -41,6 +41,7 @@ final class BlasCall {
         }
         if (result == null) {
             Capture.refuseOnThisThread("Blas." + REDUCTION_NAMES[op] + " with a host result (it waits for the GPU; pass a result buffer)");
+            h.awaitQueuedWorkCancellably(); // the wait that matters is for the work before it: let that one end early
         }
         return call(h, true, es, op, n, 0, x, incx, y, incy, result);
     }

@@ -185,13 +185,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * stream being left), and the call that waits here holds nothing open meanwhile.
      */
     private void awaitStreamSwitch() {
-        for (int spins = 0; switchingStream != null; spins++) {
-            if (spins < 1000) {
-                Thread.onSpinWait();
-            } else {
-                java.util.concurrent.locks.LockSupport.parkNanos(50_000);
-            }
-        }
+        Parking.until(() -> switchingStream == null, this);
     }
 
     /**
@@ -245,9 +239,11 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * @throws IllegalStateException if the handle is closed
      * @throws CudaException if the context was destroyed or reset, or the driver fails (including an
      *     asynchronous failure of earlier work, such as a sticky error of a kernel)
+     * @throws RuntimeException what the handle's {@link WaitCancellation} says, if it has one and ends the wait
      */
     public void synchronize() {
         Capture.refuseOnThisThread("Handle.synchronize");
+        awaitQueuedWorkCancellably();
         call(NativeApi::handleSynchronize);
     }
 
@@ -398,7 +394,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      *     driver cannot capture, {@link CudaError#STREAM_CAPTURE_INVALIDATED})
      */
     public Graph capture(Runnable work) {
-        return Capture.record(this, work);
+        return track(Capture.record(this, work));
     }
 
     /**
@@ -412,7 +408,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     public Event createEvent() {
         long h = enter();
         try {
-            return new Event(this, NativeApi.eventCreate(h));
+            return track(new Event(this, NativeApi.eventCreate(h)));
         } finally {
             exit();
         }
@@ -484,6 +480,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      */
     @Override
     public void close() {
+        awaitQueuedWorkBeforeClose();
         closeOutsideCapture("Handle.close");
         Completions.settleAll(this); // its stream was synchronised: complete its futures now
     }

@@ -6,12 +6,102 @@ import java.util.function.LongConsumer;
 /**
  * The memory side of a {@link Handle}: allocations in its context (device memory from the context's
  * stream-ordered pool, rule M1; page-locked host memory), views of memory allocated elsewhere, the
- * device-side fills and copies, and what the pool holds. {@link Handle} is the only subclass; every
- * call enters it through {@link Handle#enter()}, with the handle's capture and stream-switch guards.
+ * device-side fills and copies, and what the pool holds; and the owner's scope over them: what the handle
+ * made, closed in one call ({@link #trackResources() trackResources()}), and how its blocking waits end
+ * ({@link #setWaitCancellation(WaitCancellation) setWaitCancellation(WaitCancellation)}). {@link Handle} is the only subclass; every call enters it through
+ * {@link Handle#enter()}, with the handle's capture and stream-switch guards.
  */
 abstract class HandleMemory extends NativeResource {
+    /** What the handle made since {@link #trackResources() trackResources()}, or null while it does not track. */
+    private volatile TrackedResources tracked;
+    /** What ends this handle's blocking waits early, or null: they wait in the driver. */
+    private volatile WaitCancellation waitCancellation;
+
     HandleMemory(long pointer, String what, LongConsumer free) {
         super(pointer, what, free);
+    }
+
+    /**
+     * From now on, notes every {@link DeviceBuffer}, {@link HostBuffer}, {@link Event} and {@link Graph} this
+     * handle makes ({@code allocate}, {@code upload}, {@code wrapPointer}, {@code allocateHost},
+     * {@code createEvent}, {@code capture}), so that {@link #closeTrackedResources() closeTrackedResources()} can close those still open,
+     * for an owner that ends all of a unit of work's objects at once, also when the work failed half way (a
+     * Spark task's handle does this when the task ends). Views ({@code slice}) belong to their buffer. Off by
+     * default; idempotent. Notes are pruned as objects close, so a loop that makes and closes buffers keeps
+     * the list short.
+     *
+     * @throws IllegalStateException if the handle is closed
+     */
+    public void trackResources() {
+        call(p -> { });
+        synchronized (this) {
+            if (tracked == null) {
+                tracked = new TrackedResources();
+            }
+        }
+    }
+
+    /**
+     * Closes every object noted since {@link #trackResources() trackResources()} that is still open, the newest first, and
+     * forgets them; tracking stays on. Each close is attempted; the first failure is thrown after the others.
+     * Also allowed after the handle itself was closed (objects may outlive their handle).
+     *
+     * @return how many objects were open and closed here; 0 when the handle does not track
+     * @throws RuntimeException the first failure of a close, with the later ones suppressed
+     */
+    public int closeTrackedResources() {
+        TrackedResources t = tracked;
+        return t == null ? 0 : t.closeAll();
+    }
+
+    /**
+     * Makes this handle's blocking waits end early as {@code cancellation} says ({@link Handle#synchronize()} and
+     * the blocking copies between Java arrays or {@code ByteBuffer}s and the device: see {@link WaitCancellation}
+     * for what they do then and what it costs), or, with {@code null}, wait in the driver again (the default).
+     *
+     * @param cancellation what ends the waits, e.g. {@link WaitCancellation#onInterrupt()}; {@code null} for none
+     * @throws IllegalStateException if the handle is closed
+     */
+    public void setWaitCancellation(WaitCancellation cancellation) {
+        call(p -> { });
+        waitCancellation = cancellation;
+    }
+
+    /**
+     * What ends this handle's blocking waits early ({@link #setWaitCancellation(WaitCancellation) setWaitCancellation(WaitCancellation)}), or {@code null}.
+     *
+     * @return the cancellation, or {@code null} when waits end only with the work
+     */
+    public WaitCancellation waitCancellation() {
+        return waitCancellation;
+    }
+
+    /**
+     * Before a blocking call: with a {@link WaitCancellation}, waits for the work queued so far in a way it can
+     * end (a thread capturing a graph waits for nothing: its calls are recorded, not run).
+     */
+    final void awaitQueuedWorkCancellably() {
+        WaitCancellation c = waitCancellation;
+        if (c != null && !Capture.activeOnThisThread()) {
+            CancellableWaits.await(self(), c);
+        }
+    }
+
+    /**
+     * Before the close's own synchronisation: with a {@link WaitCancellation}, waits for the queued work by
+     * parking (not cancellable: the release must follow the work, rule H6), so that a cancelled task's close
+     * does not spin in the driver.
+     */
+    final void awaitQueuedWorkBeforeClose() {
+        if (waitCancellation != null && !isClosed() && !Capture.activeOnThisThread()) {
+            CancellableWaits.awaitQuietly(self());
+        }
+    }
+
+    /** {@code resource}, noted if the handle tracks what it makes. */
+    final <T extends NativeResource & AutoCloseable> T track(T resource) {
+        TrackedResources t = tracked;
+        return t == null ? resource : t.add(resource);
     }
 
     private Handle self() {
@@ -91,7 +181,7 @@ abstract class HandleMemory extends NativeResource {
         Capture.refuseOnThisThread("Handle.allocate (and upload of a new buffer)");
         long h = enter();
         try {
-            return DeviceBuffer.allocated(self(), NativeApi.bufferAllocate(h, bytes), bytes);
+            return track(DeviceBuffer.allocated(self(), NativeApi.bufferAllocate(h, bytes), bytes));
         } finally {
             exit();
         }
@@ -117,7 +207,7 @@ abstract class HandleMemory extends NativeResource {
         }
         long h = enter();
         try {
-            return DeviceBuffer.wrapping(self(), NativeApi.bufferWrap(h, deviceAddress, bytes), deviceAddress, bytes, "wrapped DeviceBuffer", null);
+            return track(DeviceBuffer.wrapping(self(), NativeApi.bufferWrap(h, deviceAddress, bytes), deviceAddress, bytes, "wrapped DeviceBuffer", null));
         } finally {
             exit();
         }
@@ -218,7 +308,7 @@ abstract class HandleMemory extends NativeResource {
         Capture.refuseOnThisThread("Handle.allocateHost");
         long h = enter();
         try {
-            return HostBuffer.of(NativeApi.pinnedAllocate(h, bytes), bytes);
+            return track(HostBuffer.of(NativeApi.pinnedAllocate(h, bytes), bytes));
         } finally {
             exit();
         }

@@ -5,22 +5,32 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Counts calls in flight on a native object and closes it only when none is (rule H6), in the
- * manner of {@code java.lang.foreign.Arena}: one atomic add to enter, one to leave.
+ * manner of {@code java.lang.foreign.Arena}: one atomic add to enter, one to leave. The waits park
+ * ({@link Parking}, rule W1), also on an interrupted thread; the last call to leave a closed object
+ * unparks the thread that closes it.
  */
 final class Lifetime {
     private static final int CLOSED = 1 << 30;
     private final AtomicInteger state = new AtomicInteger();
+    /** The thread waiting in {@link #close()} for the calls in flight, or null. */
+    private volatile Thread closer;
 
     /** Registers a call; throws if closed. Pair with {@link #exit()} in a finally block. */
     void enter(String what) {
         if ((state.getAndIncrement() & CLOSED) != 0) {
-            state.getAndDecrement();
+            exit(); // as a call that leaves: a closer that saw this count is woken
             throw new IllegalStateException(what + " is closed");
         }
     }
 
     void exit() {
-        state.getAndDecrement();
+        if (state.decrementAndGet() == CLOSED) {
+            // The last call out of a closed object: its closer may be parked waiting for this.
+            Thread waiting = closer;
+            if (waiting != null) {
+                LockSupport.unpark(waiting);
+            }
+        }
     }
 
     /**
@@ -28,13 +38,7 @@ final class Lifetime {
      * operation that must not overlap calls that entered before it (graph capture).
      */
     void awaitCallsAtMost(int calls) {
-        for (int spins = 0; (state.get() & ~CLOSED) > calls; spins++) {
-            if (spins < 1000) {
-                Thread.onSpinWait();
-            } else {
-                LockSupport.parkNanos(50_000);
-            }
-        }
+        Parking.until(() -> (state.get() & ~CLOSED) <= calls, this);
     }
 
     boolean isClosed() {
@@ -53,12 +57,11 @@ final class Lifetime {
                 return false;
             }
         } while (!state.compareAndSet(s, s | CLOSED));
-        for (int spins = 0; (state.get() & ~CLOSED) != 0; spins++) {
-            if (spins < 1000) {
-                Thread.onSpinWait();
-            } else {
-                LockSupport.parkNanos(50_000);
-            }
+        closer = Thread.currentThread();
+        try {
+            Parking.until(() -> (state.get() & ~CLOSED) == 0, this);
+        } finally {
+            closer = null;
         }
         return true;
     }
