@@ -61,8 +61,10 @@ public final class GpuLibraries {
 
     /**
      * The library of class-path resource {@code resource} (a fatbin, cubin or PTX file), loaded with
-     * {@link Library#loadResource(Class, String)} on first use in this JVM. The resource name is the key:
-     * the same name is the same image for every caller.
+     * {@link Library#loadResource(Class, String)} on first use in this JVM. The key is what the name resolves
+     * to from {@code anchor} (its class loader's URL of the resource): a relative name resolves against the
+     * anchor's package, so two packages that each ship a {@code kernels.ptx} get their own images, and the
+     * same file asked for by several names or classes is loaded once.
      *
      * @param anchor the class whose loader finds the resource
      * @param resource the resource name, e.g. {@code "/kernels/score.fatbin"}
@@ -74,7 +76,10 @@ public final class GpuLibraries {
     public static Library resource(Class<?> anchor, String resource) {
         Objects.requireNonNull(anchor, "anchor");
         Objects.requireNonNull(resource, "resource");
-        return get("resource " + resource, () -> Library.loadResource(anchor, resource));
+        java.net.URL url = anchor.getResource(resource);
+        // No such resource: loadResource throws the error that says so (nothing is cached under a name).
+        String key = url == null ? "missing resource " + anchor.getName() + " " + resource : "resource " + url.toExternalForm();
+        return get(key, () -> Library.loadResource(anchor, resource));
     }
 
     /**

@@ -15,8 +15,7 @@ import org.apache.spark.TaskKilledException;
  *     Kernel score = GpuLibraries.resource(Job.class, "/kernels/score.fatbin").kernel("score");
  *     try (DeviceBuffer x = h.upload(pack(rows)); DeviceBuffer y = h.allocate(4L * n)) {
  *         h.launch(score, grid, block, 0, x, y, n);
- *         GpuTask.synchronize(h);                         // a cancelled task stops waiting here
- *         y.download(result);
+ *         y.download(result);                             // a cancelled task stops waiting here
  *     }
  *     return result(...);
  * });
@@ -30,22 +29,27 @@ import org.apache.spark.TaskKilledException;
  * ({@link GpuDiscovery} reports them so).
  *
  * <p><b>Life cycle.</b> The handle is made on the task's first call and closed by a
- * task-completion listener when the task ends: succeeded, failed or killed. Closing waits for the
- * GPU work the task queued on it, then releases the primary-context retain. Every call in the
- * same task attempt returns the same handle; a retried attempt gets a new one. Do not close it
- * yourself. Handles never change the context current on the pooled task thread (rule H4 of
- * docs/design.md), so the next task on that thread starts clean; {@link Handle#makeCurrent()} is
+ * task-completion listener when the task ends: succeeded, failed or killed (rule S2 of
+ * docs/design.md). Before the handle, the listener closes what the task registered with
+ * {@link #closeAtEnd(AutoCloseable)}, then every buffer, pinned buffer, event and graph made through the
+ * handle and still open ({@link Handle#trackResources() Handle.trackResources()}): a task that fails between {@code allocate}
+ * and {@code close} leaves no allocation and no retain behind. Closing the handle waits for the GPU
+ * work the task queued on it, then releases the primary-context retain. Every call in the same task
+ * attempt returns the same handle; a retried attempt, and a task of another SparkContext in the same
+ * JVM, gets its own. Do not close it yourself. Handles never change the context current on the pooled
+ * task thread (rule H4), so the next task on that thread starts clean; {@link Handle#makeCurrent()} is
  * the exception and is best not used in tasks.
  *
  * <p><b>Cancellation.</b> Spark kills a task by marking it killed and, when the job asks for it
  * ({@code setJobGroup(group, description, true)}, {@code spark.job.interruptOnCancel}), by
- * interrupting its thread. {@link Handle#synchronize()} and the blocking copies ({@code download})
- * wait inside the driver and notice neither until the GPU is done; {@link #synchronize(Handle)} and
- * {@link #await(CompletableFuture)} notice both: an interrupted task stops waiting at once, a
- * killed one within 20 ms, with a {@link TaskKilledException}.
- * Wait with them before a blocking download ({@code GpuTask.synchronize(h); y.download(out);}) so
- * that a cancelled task ends promptly; its queued work still finishes on the GPU before the handle
- * is released.
+ * interrupting its thread. The task's handle notices both in every blocking wait
+ * ({@link Handle#synchronize()}, the blocking copies such as {@code download}, reductions to a host
+ * value: see {@link dev.cuhandle.WaitCancellation}), and so do {@link #synchronize(Handle)} and
+ * {@link #await(CompletableFuture)} for any handle or future: an interrupted task stops waiting at once,
+ * a killed one within 20 ms, with a {@link TaskKilledException}. The waiting thread parks meanwhile (rule
+ * W1). The task's queued work still finishes on the GPU before the handle is released; the release
+ * parks too. The cost: each blocking call on a task's handle first waits for a future of the work
+ * queued before it (a few microseconds).
  */
 public final class GpuTask {
     private GpuTask() {}
@@ -75,6 +79,20 @@ public final class GpuTask {
      */
     public static int[] devices() {
         return DeviceAssignment.forTask(runningTask("GpuTask.devices()")).devices.clone();
+    }
+
+    /**
+     * Closes {@code resource} when the running task ends (succeeded, failed or killed): before the task's
+     * handle and what it made, if the task has a handle by then. For what the task's handle does not make
+     * itself: a handle on another of the task's devices, a native object of another library.
+     *
+     * @param resource what to close; a failure of its close fails the task's end, after the other closes
+     * @throws NullPointerException if {@code resource} is {@code null}
+     * @throws IllegalStateException if the calling thread runs no Spark task
+     */
+    public static void closeAtEnd(AutoCloseable resource) {
+        java.util.Objects.requireNonNull(resource, "resource");
+        TaskHandles.closeAtEnd(runningTask("GpuTask.closeAtEnd"), resource);
     }
 
     /**

@@ -3,37 +3,101 @@ package dev.cuhandle.spark;
 import dev.cuhandle.Cuda;
 import dev.cuhandle.CudaException;
 import dev.cuhandle.Handle;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.TaskContext;
 import org.apache.spark.util.TaskCompletionListener;
 
 /**
- * The handles of the running tasks of this JVM, one per task attempt, each closed by a
- * task-completion listener.
+ * The GPU scopes of the running tasks of this JVM: per task, its handle and what it made, all closed by a
+ * task-completion listener (rule S2 of docs/design.md).
  *
- * <p>Why a listener and not the task's own try-with-resources: Spark ends a task on success,
- * failure and cancellation alike by running its completion listeners on the task's thread, after
- * the task's code has returned or thrown, so the handle is closed on every path, including code
- * that never expected to be interrupted. {@link Handle#close()} synchronises the handle's stream
- * first, so the release comes after the GPU work the task queued, and it never changes which
- * context is current on the pooled thread (rule H4 of docs/design.md).
+ * <p>Why a listener and not the task's own try-with-resources: Spark ends a task on success, failure and
+ * cancellation alike by running its completion listeners on the task's thread, after the task's code has
+ * returned or thrown, so the scope is closed on every path, including code that never expected to be
+ * interrupted.
+ *
+ * <p>Why keyed by the {@link TaskContext} object: task attempt ids restart at 0 in every SparkContext, and a
+ * stopped context's tasks may still run while the next context's start (Spark's {@code stop()} does not wait
+ * for them): keyed by id, the new tasks got the old tasks' handles, and the old tasks' listeners closed the
+ * new tasks' handles under them. A listener removes only the scope it made.
  */
 final class TaskHandles {
     private static final System.Logger LOG = System.getLogger("dev.cuhandle.spark");
-    private static final ConcurrentHashMap<Long, Handle> BY_TASK = new ConcurrentHashMap<>();
+    /** By task, compared by identity (TaskContext defines no equality; this says so whatever a version does). */
+    private static final Map<TaskContext, TaskScope> BY_TASK = Collections.synchronizedMap(new IdentityHashMap<>());
     /** Created and not yet closed: counted down only once close() has returned. */
     private static final AtomicInteger OPEN = new AtomicInteger();
 
     private TaskHandles() {}
 
+    /** One task's GPU: its handle (tracking what it makes, waits ended by the kill) and what it asked to close at its end. */
+    private static final class TaskScope {
+        final long taskId;
+        final Handle handle;
+        private final List<AutoCloseable> atEnd = new ArrayList<>();
+
+        TaskScope(long taskId, Handle handle) {
+            this.taskId = taskId;
+            this.handle = handle;
+        }
+
+        synchronized void closeAtEnd(AutoCloseable resource) {
+            atEnd.add(resource);
+        }
+
+        /**
+         * Closes what the task registered (newest first), then what its handle made and is still open, then the
+         * handle (which waits for the task's queued work first, rule H6). Every close is attempted.
+         */
+        void end() {
+            List<AutoCloseable> registered;
+            synchronized (this) {
+                registered = new ArrayList<>(atEnd);
+                atEnd.clear();
+            }
+            RuntimeException failure = null;
+            for (int i = registered.size() - 1; i >= 0; i--) {
+                failure = closeCollecting(registered.get(i), failure);
+            }
+            failure = closeCollecting(handle::closeTrackedResources, failure);
+            try {
+                handle.close();
+            } finally {
+                OPEN.decrementAndGet();
+            }
+            warnIfLeftCurrent(handle, taskId);
+            if (failure != null) {
+                throw failure;
+            }
+        }
+    }
+
+    private static RuntimeException closeCollecting(AutoCloseable resource, RuntimeException failure) {
+        try {
+            resource.close();
+            return failure;
+        } catch (Exception e) {
+            RuntimeException thrown = e instanceof RuntimeException ? (RuntimeException) e : new IllegalStateException("closing " + resource + " failed", e);
+            if (failure == null) {
+                return thrown;
+            }
+            failure.addSuppressed(thrown);
+            return failure;
+        }
+    }
+
     /** The handle of {@code task}, created and registered on first use, on a thread that runs the task. */
     static Handle of(TaskContext task) {
-        long id = task.taskAttemptId();
-        Handle existing = BY_TASK.get(id);
+        TaskScope existing = BY_TASK.get(task);
         if (existing != null) {
-            return existing;
+            return existing.handle;
         }
+        long id = task.taskAttemptId();
         if (task.isCompleted()) {
             throw new IllegalStateException("task " + id + " has already completed: its GPU handle was closed and no new one is made");
         }
@@ -48,30 +112,48 @@ final class TaskHandles {
             throw named;
         }
         OPEN.incrementAndGet();
-        Handle raced = BY_TASK.putIfAbsent(id, created);
+        created.trackResources();
+        created.setWaitCancellation(CancellableWait.of(task));
+        TaskScope scope = new TaskScope(id, created);
+        TaskScope raced;
+        synchronized (BY_TASK) {
+            raced = BY_TASK.putIfAbsent(task, scope);
+        }
         if (raced != null) {
             // Another thread of the same task (one that Spark gave the task's context) was first.
             created.close();
             OPEN.decrementAndGet();
-            return raced;
+            return raced.handle;
         }
         // Registered last: a task that completed meanwhile runs the listener at once, closing it.
-        task.addTaskCompletionListener((TaskCompletionListener) completed -> release(id));
+        task.addTaskCompletionListener((TaskCompletionListener) completed -> release(task, scope));
         return created;
     }
 
-    /** Closes the handle of task attempt {@code id}, if it has one (the completion listener); true if it had one. */
-    static boolean release(long id) {
-        Handle handle = BY_TASK.remove(id);
-        if (handle == null) {
+    /**
+     * Closes {@code resource} when {@code task} ends: before its handle and what the handle made, if the task has
+     * a handle by then; otherwise by a completion listener of its own.
+     */
+    static void closeAtEnd(TaskContext task, AutoCloseable resource) {
+        TaskScope scope = BY_TASK.get(task);
+        if (scope != null) {
+            scope.closeAtEnd(resource);
+        } else {
+            task.addTaskCompletionListener((TaskCompletionListener) completed -> {
+                RuntimeException failure = closeCollecting(resource, null);
+                if (failure != null) {
+                    throw failure;
+                }
+            });
+        }
+    }
+
+    /** Ends {@code scope} if it is still {@code task}'s (the completion listener); true if it was. */
+    private static boolean release(TaskContext task, TaskScope scope) {
+        if (!BY_TASK.remove(task, scope)) {
             return false;
         }
-        try {
-            handle.close();
-        } finally {
-            OPEN.decrementAndGet();
-        }
-        warnIfLeftCurrent(handle, id);
+        scope.end();
         return true;
     }
 
@@ -83,7 +165,9 @@ final class TaskHandles {
         try {
             if (Cuda.currentContext() == handle.rawContext()) {
                 LOG.log(System.Logger.Level.WARNING, "task " + id + " ended with its handle's context current on its thread "
-                        + "(Handle.makeCurrent()); the pooled thread keeps it for later tasks: restore the previous context before the task ends");
+                        + "(Handle.makeCurrent()), and the pooled thread keeps it for later tasks. cuhandle's own calls need no current "
+                        + "context: call makeCurrent() only for raw driver calls, and with the binding that makes them set the context "
+                        + "read before makeCurrent() back before the task ends (cuCtxGetCurrent, then cuCtxSetCurrent)");
             }
         } catch (CudaException e) {
             LOG.log(System.Logger.Level.DEBUG, "could not check the current context after task " + id, e);
@@ -95,11 +179,15 @@ final class TaskHandles {
         return OPEN.get();
     }
 
-    /** Closes the handles of tasks that never completed (executor shutdown); returns how many. */
+    /** Ends the scopes of tasks that never completed (executor shutdown); returns how many. */
     static int closeRemaining() {
+        List<Map.Entry<TaskContext, TaskScope>> remaining;
+        synchronized (BY_TASK) {
+            remaining = new ArrayList<>(BY_TASK.entrySet());
+        }
         int closed = 0;
-        for (Long id : BY_TASK.keySet()) {
-            if (release(id)) {
+        for (Map.Entry<TaskContext, TaskScope> e : remaining) {
+            if (release(e.getKey(), e.getValue())) {
                 closed++;
             }
         }

@@ -2,6 +2,7 @@ package dev.cuhandle.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -107,5 +108,22 @@ class GpuLibrariesTest {
         Library first = GpuLibraries.compiled(source, plain);
         assertSame(first, GpuLibraries.compiled(source, CompileOptions.defaults()));
         assertEquals(1, GpuLibraries.loads() - before, "one NVRTC compile and load for two requests");
+    }
+
+    /**
+     * Issue 33 (1): the cache was keyed by the resource name alone, so two packages that each ship a relative
+     * {@code kernels.ptx} got the first one's image. Keyed by what the name resolves to, each package gets its own,
+     * and the same file named absolutely from another class is the same library.
+     */
+    @Test
+    void relativeResourcesOfTwoPackagesAreTwoImagesAndOneFileIsOneLibrary() {
+        long loads = GpuLibraries.loads();
+        Library a = GpuLibraries.resource(dev.cuhandle.spark.packagea.Anchor.class, "kernels.ptx");
+        Library b = GpuLibraries.resource(dev.cuhandle.spark.packageb.Anchor.class, "kernels.ptx");
+        assertEquals(List.of("touch"), new ArrayList<>(a.kernelNames()));
+        assertEquals(List.of("other"), new ArrayList<>(b.kernelNames()));
+        assertNotNull(b.kernel("other"));
+        assertSame(a, GpuLibraries.resource(GpuLibrariesTest.class, "/dev/cuhandle/spark/packagea/kernels.ptx"), "the same file by its absolute name");
+        assertEquals(loads + 2, GpuLibraries.loads(), "two images loaded");
     }
 }
