@@ -44,6 +44,11 @@ public final class GpuAdmission {
     private static final System.Logger LOG = System.getLogger("dev.cuhandle.spark");
     private static final long SLOW_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final ConcurrentHashMap<Integer, DevicePermits> BY_DEVICE = new ConcurrentHashMap<>();
+    /** The permits tasks hold, so that a task asking again for the same device gets the one it holds. */
+    private static final ConcurrentHashMap<TaskDevice, Permit> BY_TASK = new ConcurrentHashMap<>();
+
+    /** A task attempt and a device it holds a permit for. */
+    private record TaskDevice(long taskAttemptId, int device) {}
 
     private GpuAdmission() {}
 
@@ -55,17 +60,23 @@ public final class GpuAdmission {
         private final DevicePermits permits;
         private final int device;
         private final long waitedNanos;
+        /** The task and device this permit is registered under in BY_TASK; null for the seam's permits. */
+        private final TaskDevice owner;
         private final AtomicBoolean released = new AtomicBoolean();
 
-        private Permit(DevicePermits permits, int device, long waitedNanos) {
+        private Permit(DevicePermits permits, int device, long waitedNanos, TaskDevice owner) {
             this.permits = permits;
             this.device = device;
             this.waitedNanos = waitedNanos;
+            this.owner = owner;
         }
 
         /** Gives the permit back, once; later calls do nothing. */
         void release() {
             if (released.compareAndSet(false, true)) {
+                if (owner != null) {
+                    BY_TASK.remove(owner, this);
+                }
                 permits.release();
             }
         }
@@ -90,7 +101,8 @@ public final class GpuAdmission {
      * Waits for a permit for {@code task} on {@code device}, as the class comment describes, with the limit
      * from the executor's Spark configuration. Call it on the task's thread before the task first touches the
      * device, and release the permit when the task ends, after its GPU work: a task-completion listener
-     * registered before the handle's own (Spark runs listeners last-registered first).
+     * registered before the handle's own (Spark runs listeners last-registered first). A task that holds a
+     * permit for the device gets the same one again, so that a second call cannot wait for the task itself.
      *
      * @throws IllegalArgumentException if {@code device} is negative
      * @throws IllegalStateException if {@value #CONCURRENT_TASKS_KEY} is set but not a whole number from 1
@@ -98,9 +110,15 @@ public final class GpuAdmission {
      *     before or while it waits; it then holds no permit
      */
     static Permit acquire(TaskContext task, int device) {
+        TaskDevice owner = new TaskDevice(task.taskAttemptId(), device);
+        Permit held = BY_TASK.get(owner);
+        if (held != null) {
+            return held;
+        }
         int limit = limit(configured());
         boolean barrier = task instanceof BarrierTaskContext;
-        Permit permit = acquire(device, limit, barrier, task::isInterrupted);
+        Permit permit = take(device, limit, barrier, task::isInterrupted, owner);
+        BY_TASK.put(owner, permit);
         if (permit.waitedNanos > 0) {
             LOG.log(permit.waitedNanos >= SLOW_WAIT_NANOS ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
                     () -> "task " + task.taskAttemptId() + " waited " + TimeUnit.NANOSECONDS.toMillis(permit.waitedNanos)
@@ -114,11 +132,15 @@ public final class GpuAdmission {
      * {@code device} with at most {@code limit} holders; {@code killed} stands for the task's kill mark.
      */
     static Permit acquire(int device, int limit, boolean mustNotWait, BooleanSupplier killed) {
+        return take(device, limit, mustNotWait, killed, null);
+    }
+
+    private static Permit take(int device, int limit, boolean mustNotWait, BooleanSupplier killed, TaskDevice owner) {
         if (limit < 1) {
             throw new IllegalArgumentException("limit " + limit + " is invalid; expected at least 1");
         }
         DevicePermits permits = permits(device);
-        return new Permit(permits, device, permits.acquire(limit, mustNotWait, killed));
+        return new Permit(permits, device, permits.acquire(limit, mustNotWait, killed), owner);
     }
 
     /** The value of {@value #CONCURRENT_TASKS_KEY} in the executor's Spark configuration, or null. */

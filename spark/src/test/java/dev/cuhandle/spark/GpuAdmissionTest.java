@@ -25,12 +25,16 @@ import org.junit.jupiter.api.Test;
  * Admission control in Spark local mode: eight tasks on eight threads with
  * {@code spark.cuhandle.concurrentGpuTasks=2} hold the GPU two at a time and all succeed; a barrier
  * stage is admitted whole; a bad value fails the task naming the key and the value. Each task takes
- * its permit and releases it from a completion listener, as {@link GpuTask#handle()}'s task handles do.
+ * its permit and releases it from a completion listener, as TaskHandles is to do at a task's first
+ * {@link GpuTask#handle()}; a task asking again gets the permit it holds, so both may ask.
  */
 class GpuAdmissionTest {
     private static final int TASKS = 8;
     private static final long HOLD_MILLIS = 300;
-    /** Tasks between their permit and its release, as the tasks count themselves. */
+    /**
+     * Tasks using the GPU, as the tasks count themselves: from after they have their permit to the end of
+     * their code, which lies inside the time they hold it (it is released after the task's end).
+     */
     private static final AtomicInteger HOLDING = new AtomicInteger();
     private static final AtomicInteger MOST_HOLDING = new AtomicInteger();
 
@@ -76,29 +80,34 @@ class GpuAdmissionTest {
     /** Takes the task's permit, uses the GPU for HOLD_MILLIS and returns how long it waited for the permit. */
     private static Iterator<Long> holdTheGpu(Iterator<Integer> partition) throws InterruptedException {
         int p = partition.next();
-        GpuAdmission.Permit permit = takePermit(TaskContext.get());
-        Handle h = GpuTask.handle();
-        long[] values = {p, p + 1L, p + 2L};
-        long[] back = new long[values.length];
-        try (DeviceBuffer d = h.upload(values)) {
-            GpuTask.synchronize(h);
-            d.download(back);
+        TaskContext task = TaskContext.get();
+        GpuAdmission.Permit permit = takePermit(task);
+        if (GpuAdmission.acquire(task, 0) != permit) {
+            throw new IllegalStateException("a task asking again got another permit: it could wait for itself");
         }
-        Thread.sleep(HOLD_MILLIS);
-        if (back[2] != p + 2L) {
-            throw new IllegalStateException("partition " + p + ": the round trip gave " + back[2]);
+        Handle h = GpuTask.handle();
+        MOST_HOLDING.accumulateAndGet(HOLDING.incrementAndGet(), Math::max);
+        try {
+            long[] values = {p, p + 1L, p + 2L};
+            long[] back = new long[values.length];
+            try (DeviceBuffer d = h.upload(values)) {
+                GpuTask.synchronize(h);
+                d.download(back);
+            }
+            Thread.sleep(HOLD_MILLIS);
+            if (back[2] != p + 2L) {
+                throw new IllegalStateException("partition " + p + ": the round trip gave " + back[2]);
+            }
+        } finally {
+            HOLDING.decrementAndGet();
         }
         return Collections.singletonList(permit.waitedNanos()).iterator();
     }
 
-    /** The permit as TaskHandles will take it: before the handle, released by a listener that runs after the handle's. */
+    /** The permit as TaskHandles takes it: before the handle, released by a listener that runs after the handle's. */
     private static GpuAdmission.Permit takePermit(TaskContext task) {
         GpuAdmission.Permit permit = GpuAdmission.acquire(task, DeviceAssignment.forTask(task).first());
-        MOST_HOLDING.accumulateAndGet(HOLDING.incrementAndGet(), Math::max);
-        task.addTaskCompletionListener((TaskCompletionListener) completed -> {
-            HOLDING.decrementAndGet();
-            permit.release();
-        });
+        task.addTaskCompletionListener((TaskCompletionListener) completed -> permit.release());
         return permit;
     }
 
@@ -122,9 +131,11 @@ class GpuAdmissionTest {
     private static Iterator<Integer> holdAtTheBarrier(Iterator<Integer> ignored) {
         BarrierTaskContext task = BarrierTaskContext.get();
         takePermit(task);
+        MOST_HOLDING.accumulateAndGet(HOLDING.incrementAndGet(), Math::max);
         task.barrier(); // all four hold a permit now
         int holding = HOLDING.get();
-        task.barrier(); // none releases before all have looked
+        task.barrier(); // none stops counting before all have looked
+        HOLDING.decrementAndGet();
         return Collections.singletonList(holding).iterator();
     }
 
