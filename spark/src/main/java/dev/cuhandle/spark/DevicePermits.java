@@ -1,8 +1,10 @@
 package dev.cuhandle.spark;
 
 import java.util.ArrayDeque;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
@@ -12,11 +14,18 @@ import org.apache.spark.TaskKilledException;
  * The admission permits of one GPU device in this JVM: how many tasks hold the device, who waits
  * for it in arrival order, how often a holder has released it, and how long tasks have waited.
  *
- * <p>Every wait here parks on one condition that each release and each change of the queue
- * signals; it wakes at the latest every {@link CancellableWait#KILL_CHECK_MILLIS} ms to look at the
- * Spark task's kill mark, which nothing signals. No wait spins: an interrupt ends it with a
- * {@link TaskKilledException} and the interrupt flag set again, and a thread whose flag is already
- * set does not start waiting at all (it would otherwise return from every park at once).
+ * <p>Every wait here parks ({@link LockSupport#parkNanos}); each release and each change of the
+ * queue unparks the waiters, and a waiter wakes at the latest every
+ * {@link CancellableWait#KILL_CHECK_MILLIS} ms to look at the Spark task's kill mark, which nothing
+ * signals. No wait spins: before each park the waiter looks at its interrupt flag and ends with a
+ * {@link TaskKilledException} if it is set (a park returns at once while it is), so a thread whose
+ * flag is set does not wait at all.
+ *
+ * <p>Why parks and not {@code Condition.awaitNanos}: an interruptible wait consumes the interrupt
+ * flag, which then has to be set again, and on Spark's task threads
+ * ({@code org.apache.spark.util.UninterruptibleThread}, Spark 4.1) a thread's interrupt of itself is
+ * dropped while Spark's own interrupt of it is still in progress; the task would then go on with its
+ * flag clear. A park leaves the flag as it is.
  *
  * <p>First come, first served: a task that polls its kill mark leaves its place only when it is
  * cancelled, so a stream of newcomers cannot starve one that waits. The limit comes with each
@@ -29,10 +38,10 @@ final class DevicePermits {
 
     private final int device;
     private final ReentrantLock lock = new ReentrantLock();
-    /** Signalled whenever a permit is released or the head of the queue changes. */
-    private final Condition changed = lock.newCondition();
-    /** One token per waiting request, oldest first. */
-    private final ArrayDeque<Object> queue = new ArrayDeque<>();
+    /** The threads waiting for a permit, oldest first (a thread waits for one thing at a time). */
+    private final ArrayDeque<Thread> queue = new ArrayDeque<>();
+    /** The threads waiting for a release ({@link #awaitRelease}). */
+    private final Set<Thread> awaitingRelease = new HashSet<>();
     private int holders;
     private int maxHolders;
     private long releases;
@@ -57,25 +66,24 @@ final class DevicePermits {
      */
     long acquire(int limit, boolean mustNotWait, BooleanSupplier killed) {
         refuseIfCancelled(killed, PERMIT);
+        Thread me = Thread.currentThread();
         lock.lock();
         try {
             if (mustNotWait || (queue.isEmpty() && holders < limit)) {
                 hold();
                 return 0;
             }
-            Object request = new Object();
-            queue.addLast(request);
+            queue.addLast(me);
             long start = System.nanoTime();
             try {
-                awaitUntil(() -> queue.peekFirst() == request && holders < limit, Long.MAX_VALUE, killed, PERMIT);
-                queue.removeFirst();
+                awaitUntil(() -> queue.peekFirst() == me && holders < limit, Long.MAX_VALUE, killed, PERMIT);
                 hold();
                 return System.nanoTime() - start;
             } finally {
-                // Cancelled (still queued): the request behind this one may now be first. Admitted: another
-                // permit may be free for the next request too. Either way the others look again.
-                queue.remove(request);
-                changed.signalAll();
+                // Admitted: another permit may be free for the next request too. Cancelled: the request
+                // behind this one may now be first. Either way the others look again.
+                queue.remove(me);
+                wakeWaiters();
                 waits++;
                 waitedNanos += System.nanoTime() - start;
             }
@@ -93,7 +101,7 @@ final class DevicePermits {
             }
             holders--;
             releases++;
-            changed.signalAll();
+            wakeWaiters();
         } finally {
             lock.unlock();
         }
@@ -109,38 +117,47 @@ final class DevicePermits {
      */
     boolean awaitRelease(long seen, long timeoutNanos, BooleanSupplier killed) {
         long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
+        Thread me = Thread.currentThread();
         lock.lock();
         try {
+            awaitingRelease.add(me);
             return awaitUntil(() -> releases != seen, deadline, killed, "another task's GPU permit");
         } finally {
+            awaitingRelease.remove(me);
             lock.unlock();
         }
     }
 
     /**
-     * Parks, holding the lock except while parked, until {@code ready} or {@code deadline} (a
-     * {@link System#nanoTime()} value, {@link Long#MAX_VALUE} for none); true if ready.
+     * Parks until {@code ready} or {@code deadline} (a {@link System#nanoTime()} value, {@link Long#MAX_VALUE}
+     * for none); true if ready. Called with the lock held, which it gives up while parked; the caller has
+     * made itself known to {@link #wakeWaiters()}.
      */
     private boolean awaitUntil(BooleanSupplier ready, long deadline, BooleanSupplier killed, String what) {
-        try {
-            while (true) {
-                // Cancellation first, also at a wake-up that a release caused: a cancelled task takes no permit.
-                refuseIfCancelled(killed, what);
-                if (ready.getAsBoolean()) {
-                    return true;
-                }
-                long left = deadline == Long.MAX_VALUE ? KILL_CHECK_NANOS : deadline - System.nanoTime();
-                if (left <= 0) {
-                    return false;
-                }
-                changed.awaitNanos(Math.min(left, KILL_CHECK_NANOS));
+        while (true) {
+            // Cancellation first, also at a wake-up that a release caused: a cancelled task takes no permit.
+            refuseIfCancelled(killed, what);
+            if (ready.getAsBoolean()) {
+                return true;
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the task's later interruptible calls see it too
-            TaskKilledException killedByInterrupt = new TaskKilledException(interrupted(what));
-            killedByInterrupt.initCause(e);
-            throw killedByInterrupt;
+            long left = deadline == Long.MAX_VALUE ? KILL_CHECK_NANOS : deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            lock.unlock();
+            try {
+                // An unpark that came before this park makes it return at once, so no wake-up is lost.
+                LockSupport.parkNanos(this, Math.min(left, KILL_CHECK_NANOS));
+            } finally {
+                lock.lock();
+            }
         }
+    }
+
+    /** Unparks every waiter, to look again whether what it waits for has come; called with the lock held. */
+    private void wakeWaiters() {
+        queue.forEach(LockSupport::unpark);
+        awaitingRelease.forEach(LockSupport::unpark);
     }
 
     /**
@@ -149,16 +166,12 @@ final class DevicePermits {
      */
     private void refuseIfCancelled(BooleanSupplier killed, String what) {
         if (Thread.currentThread().isInterrupted()) {
-            throw new TaskKilledException(interrupted(what));
+            throw new TaskKilledException("interrupted while waiting for " + what + " on device " + device
+                    + " (Spark cancels a task by interrupting its thread)");
         }
         if (killed.getAsBoolean()) {
             throw new TaskKilledException("killed while waiting for " + what + " on device " + device);
         }
-    }
-
-    private String interrupted(String what) {
-        return "interrupted while waiting for " + what + " on device " + device
-                + " (Spark cancels a task by interrupting its thread)";
     }
 
     private void hold() {

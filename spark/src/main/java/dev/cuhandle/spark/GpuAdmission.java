@@ -27,7 +27,7 @@ import org.apache.spark.TaskKilledException;
  *
  * <p><b>Waiting.</b> First come, first served. The wait parks (it never spins) and honours Spark's
  * cancellation: an interrupt of the task's thread ends it at once, the task's kill mark within 20 ms,
- * both with Spark's {@link TaskKilledException} (an interrupt flag is set again). A task of a barrier
+ * both with Spark's {@link TaskKilledException} (the interrupt flag stays set). A task of a barrier
  * stage never waits: its stage runs all its tasks at once, and one of them waiting for a permit that
  * another holds until the barrier would stop the stage forever; it is counted as a holder all the same.
  *
