@@ -58,9 +58,15 @@ public final class GpuTask {
      * The running task's handle, on the first GPU Spark assigned to it (or the local-mode fallback, see
      * the class comment). Made on the first call in the task and closed when the task ends.
      *
+     * <p>The first call waits, parked, while {@code spark.cuhandle.concurrentGpuTasks} other tasks of this
+     * executor hold the device ({@link GpuAdmission}); the task holds its permit until it ends, after its
+     * handle is closed. Spark's cancellation ends that wait with a {@link TaskKilledException}.
+     *
      * @return the task's handle; do not close it
      * @throws IllegalStateException if the calling thread runs no Spark task, the task has already
-     *     completed, or a GPU address or {@code spark.cuhandle.device} is not a device number
+     *     completed, or a GPU address, {@code spark.cuhandle.device} or {@code spark.cuhandle.concurrentGpuTasks}
+     *     is not a valid number
+     * @throws TaskKilledException if the task is cancelled while it waits for the device
      * @throws dev.cuhandle.CudaException if the handle cannot be made (no driver, no such device); the
      *     message says which device and where its number came from
      */

@@ -102,10 +102,16 @@ final class TaskHandles {
             throw new IllegalStateException("task " + id + " has already completed: its GPU handle was closed and no new one is made");
         }
         DeviceAssignment.Choice choice = DeviceAssignment.forTask(task);
+        // Admission first (waits, cancellably, while spark.cuhandle.concurrentGpuTasks tasks hold the device),
+        // released by a listener registered before the handle's: Spark runs listeners last in, first out, so the
+        // permit goes back only after the handle has closed, after the task's queued work.
+        GpuAdmission.Permit permit = GpuAdmission.acquire(task, choice.first());
+        task.addTaskCompletionListener((TaskCompletionListener) completed -> permit.release());
         Handle created;
         try {
             created = Handle.create(choice.first());
         } catch (CudaException e) {
+            permit.release();
             CudaException named = new CudaException(e.code(), "GpuTask.handle() on device " + choice.first() + ", from " + choice.source,
                     e.getMessage());
             named.initCause(e);
@@ -120,7 +126,8 @@ final class TaskHandles {
             raced = BY_TASK.putIfAbsent(task, scope);
         }
         if (raced != null) {
-            // Another thread of the same task (one that Spark gave the task's context) was first.
+            // Another thread of the same task (one that Spark gave the task's context) was first; the permit is
+            // the task's one permit for the device (acquire returns it again), released at the task's end.
             created.close();
             OPEN.decrementAndGet();
             return raced.handle;

@@ -9,6 +9,10 @@
  *   <li>{@link dev.cuhandle.spark.GpuTask#synchronize(dev.cuhandle.Handle)} and
  *       {@link dev.cuhandle.spark.GpuTask#await(java.util.concurrent.CompletableFuture)}: waits for the GPU
  *       that end when Spark cancels the task (it interrupts the task's thread).</li>
+ *   <li>{@link dev.cuhandle.spark.GpuAdmission}: at most {@code spark.cuhandle.concurrentGpuTasks} tasks
+ *       (default 2) hold one GPU at once in an executor; the others wait, cancellably, for a permit.</li>
+ *   <li>{@link dev.cuhandle.spark.GpuRetry}: GPU work run again after {@code CUDA_ERROR_OUT_OF_MEMORY}, with
+ *       cached memory freed and other tasks' releases waited for in between, or split into halves.</li>
  *   <li>{@link dev.cuhandle.spark.GpuLibraries}: kernel libraries loaded once per executor JVM and shared
  *       by its tasks.</li>
  *   <li>{@link dev.cuhandle.spark.CuhandleSparkPlugin} ({@code spark.plugins}): reports the devices at

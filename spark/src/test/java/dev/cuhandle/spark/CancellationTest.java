@@ -63,7 +63,8 @@ class CancellationTest {
         LAST_LAUNCH.clear();
         RELEASED.clear();
         waiting = new CountDownLatch(TASKS);
-        JavaSparkContext sc = TestSpark.start("local[" + TASKS + "]");
+        // All TASKS must wait on the GPU at once: admission (default 2 per device) would hold half of them back.
+        JavaSparkContext sc = TestSpark.start("local[" + TASKS + "]", GpuAdmission.CONCURRENT_TASKS_KEY, String.valueOf(TASKS));
         AtomicInteger killed = new AtomicInteger();
         AtomicInteger otherEnds = new AtomicInteger();
         sc.sc().addSparkListener(new SparkListener() {

@@ -98,13 +98,15 @@ class TaskScopeTest {
         // Two listeners per old task, one registered before its handle and one after: whatever order Spark runs
         // listeners in, the later of the two runs after the handle's own listener.
         oldTasksEnded = new CountDownLatch(2 * tasks);
-        String[] pluginOff = plugin ? new String[0] : new String[] {"spark.plugins", ""};
-        JavaSparkContext old = TestSpark.start("local[" + tasks + "]", pluginOff);
+        // Every task of both contexts holds its handle at once: admission must let all of them in.
+        String[] conf = plugin ? new String[] {GpuAdmission.CONCURRENT_TASKS_KEY, String.valueOf(tasks)}
+                : new String[] {GpuAdmission.CONCURRENT_TASKS_KEY, String.valueOf(tasks), "spark.plugins", ""};
+        JavaSparkContext old = TestSpark.start("local[" + tasks + "]", conf);
         old.setLocalProperty(DeviceAssignment.DEVICE_KEY, "1");
         JavaFutureAction<List<Integer>> oldJob = old.parallelize(numbers(tasks), tasks).mapPartitions(TaskScopeTest::oldTask).collectAsync();
         assertTrue(started.await(60, TimeUnit.SECONDS), "the old context's tasks started");
         old.stop(); // does not wait for the running tasks
-        JavaSparkContext next = TestSpark.start("local[" + tasks + "]", pluginOff);
+        JavaSparkContext next = TestSpark.start("local[" + tasks + "]", conf);
         try {
             started = new CountDownLatch(tasks);
             next.setLocalProperty(DeviceAssignment.DEVICE_KEY, "0");
