@@ -33,6 +33,7 @@ mv "$out"/lib/junit-platform-console-standalone-*.jar "$out/junit-console.jar"
 # Sources the GPU host compiles itself (it has nvcc and cuBLAS): the C baselines for benchmarks.
 cp tests/bench/*.cu tests/bench/*.c tests/bench/report.py "$out/bench/"
 cp tests/bench/run-all.sh "$out/run-all"
+cp tests/bench/cold_start_ab.sh "$out/bench/"
 # The cuBLAS behaviour proofs behind docs/handles.md (run-all's `proof` step compiles them there).
 mkdir -p "$out/handles-proof"
 cp tests/handles-proof/*.cu "$out/handles-proof/"

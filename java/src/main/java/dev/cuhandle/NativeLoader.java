@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Function;
 
 /**
  * Loads libcuhandle: from {@code -Dcuhandle.library.path} if set (an absolute path: it is trusted configuration,
@@ -58,7 +57,7 @@ final class NativeLoader {
     static String platform() {
         String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
         String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
-        String o = os.contains("linux") ? "linux" : os.replaceAll("\\s+", "");
+        String o = os.contains("linux") ? "linux" : os.replace(" ", "");
         String a = (arch.equals("amd64") || arch.equals("x86_64")) ? "x86-64" : arch;
         return o + "-" + a.replace("x86-64", "x86_64");
     }
@@ -100,8 +99,7 @@ final class NativeLoader {
                 throw failure(tried, null);
             }
             try {
-                return extractAndLoad(in, dir, System::load, t0, file -> "class path resource " + resource + " (extracted to " + file
-                        + ", a temporary copy deleted once loaded" + (refused.isEmpty() ? "" : "; not into " + String.join("; ", refused)) + ")");
+                return extractAndLoad(in, dir, SYSTEM_LOAD, t0, resource, refused);
             } catch (ExtractionFailure e) {
                 tried.add(e.where + ": " + e.getCause());
                 throw failure(tried, e.getCause());
@@ -112,10 +110,22 @@ final class NativeLoader {
         }
     }
 
-    /** What loads the verified file: {@code System::load}, or a test's stand-in that records what it would run. */
+    /** What loads the verified file: {@link #SYSTEM_LOAD}, or a test's stand-in that records what it would run. */
     interface Load {
         void load(String absolutePath);
     }
+
+    /**
+     * {@code System.load}, as a class and not a method reference: the loader runs on every cold start, and the
+     * JVM's first lambda or method reference costs a fresh JVM about 15 ms of {@code java.lang.invoke} set-up
+     * (issue 35), so the start-up path has none.
+     */
+    static final Load SYSTEM_LOAD = new Load() {
+        @Override
+        public void load(String absolutePath) {
+            System.load(absolutePath);
+        }
+    };
 
     /** An extraction or load that failed, with the file (or folder) it concerned; the cause says why. */
     static final class ExtractionFailure extends Exception {
@@ -132,10 +142,10 @@ final class NativeLoader {
      * Writes {@code in} to a new file in {@code checkedFolder} (a path {@link TrustedFolder#check} returned, used as
      * is: never looked up again by another name), checks that the path still names that file, hands it to
      * {@code loader}, and deletes it whatever happens (Linux keeps a loaded library's mapping after unlink, so
-     * nothing is left behind, also when the load fails). {@code started} is when finding the library began, and
-     * {@code describe} says where it came from, given the file.
+     * nothing is left behind, also when the load fails). {@code started} is when finding the library began;
+     * {@code resource} and the folders {@code refused} before this one describe where it came from.
      */
-    static Loaded extractAndLoad(InputStream in, Path checkedFolder, Load loader, long started, Function<Path, String> describe)
+    static Loaded extractAndLoad(InputStream in, Path checkedFolder, Load loader, long started, String resource, List<String> refused)
             throws ExtractionFailure {
         Extracted extracted = null;
         try {
@@ -143,7 +153,10 @@ final class NativeLoader {
             extracted.verifyUnchanged();
             long t0 = System.nanoTime();
             loader.load(extracted.file.toString());
-            return new Loaded(describe.apply(extracted.file), t0 - started, System.nanoTime() - t0);
+            long loadNanos = System.nanoTime() - t0;
+            String source = "class path resource " + resource + " (extracted to " + extracted.file + ", a temporary copy deleted once loaded"
+                    + (refused.isEmpty() ? "" : "; not into " + String.join("; ", refused)) + ")";
+            return new Loaded(source, t0 - started, loadNanos);
         } catch (IOException | UnsatisfiedLinkError e) {
             throw new ExtractionFailure(extracted != null ? extracted.file.toString() : checkedFolder.toString(), e);
         } finally {

@@ -64,13 +64,17 @@ final class TrustedFolder {
     private static final class CurrentUid {
         static final int VALUE = read();
 
-        /** The second field of the "Uid:" line: real, effective, saved, file-system ids. */
+        /**
+         * The second field of the "Uid:" line: real, effective, saved, file-system ids. Split by hand: this runs
+         * on every cold start, and a regular expression there (the first lambda of the JVM, inside
+         * {@code Pattern}) cost a fresh JVM about 15 ms of {@code java.lang.invoke} set-up (issue 35).
+         */
         private static int read() {
             try {
                 List<String> lines = Files.readAllLines(Paths.get("/proc/self/status"), StandardCharsets.US_ASCII);
                 for (String line : lines) {
                     if (line.startsWith("Uid:")) {
-                        return Integer.parseInt(line.substring(4).trim().split("\\s+")[1]);
+                        return secondField(line.substring(4));
                     }
                 }
             } catch (IOException | RuntimeException e) {
@@ -156,6 +160,25 @@ final class TrustedFolder {
             return file + " is writable by group or others (mode " + Integer.toOctalString(mode(a) & 07777) + ")";
         }
         return null;
+    }
+
+    /** The second of the fields separated by spaces or tabs in {@code text}: 1001 for "1000\t1001\t1001\t1001". */
+    static int secondField(String text) {
+        int i = 0;
+        int field = 0;
+        while (i < text.length()) {
+            while (i < text.length() && (text.charAt(i) == ' ' || text.charAt(i) == '\t')) {
+                i++;
+            }
+            int start = i;
+            while (i < text.length() && text.charAt(i) != ' ' && text.charAt(i) != '\t') {
+                i++;
+            }
+            if (i > start && ++field == 2) {
+                return Integer.parseInt(text.substring(start, i));
+            }
+        }
+        throw new NumberFormatException("no second field in '" + text + "'");
     }
 
     /** "/", "/a", "/a/b" for "/a/b". */

@@ -137,7 +137,7 @@ class CheckThenUseSecurityTest {
                             } catch (IOException e) {
                                 throw new UnsatisfiedLinkError(path + ": " + e);
                             }
-                        }, System.nanoTime(), Path::toString);
+                        }, System.nanoTime(), "test bytes", List.of());
                         loaded++;
                     } catch (NativeLoader.ExtractionFailure e) {
                         failed++;
@@ -246,6 +246,16 @@ class CheckThenUseSecurityTest {
         }
     }
 
+    /** The effective user id is the "Uid:" line's second field, split by hand (no regular expression on the start-up path). */
+    @Test
+    void theEffectiveUserIdIsTheSecondFieldOfTheUidLine() throws IOException {
+        assertEquals(1001, TrustedFolder.secondField("\t1000\t1001\t1002\t1003"));
+        assertEquals(0, TrustedFolder.secondField("  7   0 0 0"));
+        assertThrows(NumberFormatException.class, () -> TrustedFolder.secondField("\t42\t"));
+        // Another source of the same fact: /proc/self belongs to the process's effective user.
+        assertEquals(Files.getAttribute(Paths.get("/proc/self"), "unix:uid"), TrustedFolder.currentUid());
+    }
+
     /** A relative compile cache folder turns the cache off with a warning; nothing is written through it. */
     @Test
     void aRelativeCompileCacheFolderTurnsTheCacheOff() throws Exception {
@@ -268,7 +278,7 @@ class CheckThenUseSecurityTest {
         Path dir = Files.createDirectory(tmp.resolve("extract"));
         InputStream notALibrary = new ByteArrayInputStream(new byte[3 << 20]);
         NativeLoader.ExtractionFailure e = assertThrows(NativeLoader.ExtractionFailure.class,
-                () -> NativeLoader.extractAndLoad(notALibrary, dir, System::load, System.nanoTime(), Path::toString));
+                () -> NativeLoader.extractAndLoad(notALibrary, dir, NativeLoader.SYSTEM_LOAD, System.nanoTime(), "test bytes", List.of()));
         assertTrue(e.getCause() instanceof UnsatisfiedLinkError, String.valueOf(e.getCause()));
         try (Stream<Path> files = Files.list(dir)) {
             assertEquals(0, files.count(), "the 3 MiB file that did not load is gone");
