@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cuhandle.StandIn;
 import dev.cuhandle.spark.GpuTask;
 import dev.cuhandle.spark.TestSpark;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Random;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -21,7 +24,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * (the reference on the GPU host) against a plain loop; the kernels' algorithm through its Java
  * model ({@link KnnKernelModel}) against a plain top-k, ties included; the host's merge of candidate
  * lists; the answer comparison; and the GPU path around the kernels (every partition searched, every
- * buffer and handle released). The kernels' CUDA code is checked against the CPU's answer on a GPU.
+ * buffer and handle released) and the runner's knn mode. The kernels' CUDA code is checked against
+ * the CPU's answer on a GPU, by that mode.
  */
 class NearestNeighboursTest {
     @BeforeAll
@@ -194,5 +198,18 @@ class NearestNeighboursTest {
             assertEquals(0, GpuTask.openHandles());
         }
         assertEquals(allocationsBefore, StandIn.liveAllocations(), "device buffers left allocated");
+    }
+
+    @Test
+    void theRunnersKnnModeRunsEndToEnd() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int exit = VectorScoringMain.run(new String[] {"knn", "--master", "local[2]", "--rows", "20000", "--dim", "16", "--queries", "32", "--partitions",
+            "4", "--runs", "1"}, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        String report = bytes.toString(StandardCharsets.UTF_8);
+        assertEquals(0, exit, report);
+        assertTrue(report.contains("CPU answer == GPU answer: not compared (the CPU stand-in driver runs no kernels)"), report);
+        assertTrue(report.contains("throughput: CPU ") && report.contains("x (not required on the CPU stand-in driver)")
+                && report.contains("GPU breakdown, one task alone") && report.contains("task handles open after the jobs: 0")
+                && report.strip().endsWith("RESULT PASS"), report);
     }
 }
