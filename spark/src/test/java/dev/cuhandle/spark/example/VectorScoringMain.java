@@ -39,13 +39,14 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
  *     hold their handles and score at the same time. Needs SPARK_HOME (a folder with a jars/
  *     folder, may be empty) and SPARK_SCALA_VERSION=2.13 in the environment; the executor gets
  *     this JVM's class path.
+ * knn    [--master local[16]] [--rows 32000000] ... (the nearest-neighbour job: see NearestNeighboursMain)
  * </pre>
  *
  * <p>On the CPU stand-in driver kernels do not run, so the GPU's answer is not compared there;
  * everything else runs the same.
  */
 public final class VectorScoringMain {
-    private static final String PREFIX = "spark-example: ";
+    static final String PREFIX = "spark-example: ";
 
     private VectorScoringMain() {}
 
@@ -59,12 +60,13 @@ public final class VectorScoringMain {
     }
 
     static int run(String[] args, PrintStream out) {
-        if (args.length == 0 || !(args[0].equals("local") || args[0].equals("shared"))) {
-            out.println(PREFIX + "usage: local|shared [--option value]... (see VectorScoringMain's comment)");
+        String mode = args.length == 0 ? "" : args[0];
+        if (!(mode.equals("local") || mode.equals("shared") || mode.equals("knn"))) {
+            out.println(PREFIX + "usage: local|shared|knn [--option value]... (see VectorScoringMain's and NearestNeighboursMain's comments)");
             return 1;
         }
         Map<String, String> options = options(Arrays.copyOfRange(args, 1, args.length));
-        boolean pass = args[0].equals("local") ? local(options, out) : shared(options, out);
+        boolean pass = mode.equals("local") ? local(options, out) : mode.equals("shared") ? shared(options, out) : NearestNeighboursMain.knn(options, out);
         out.println(PREFIX + "RESULT " + (pass ? "PASS" : "FAIL"));
         return pass ? 0 : 1;
     }
@@ -80,11 +82,11 @@ public final class VectorScoringMain {
         return options;
     }
 
-    private static boolean standIn() {
+    static boolean standIn() {
         return Cuda.driverPath().contains("libcuda-standin");
     }
 
-    private static SparkConf conf(String master) {
+    static SparkConf conf(String master) {
         return new SparkConf()
                 .setMaster(master)
                 .setAppName("cuhandle vector scoring")
@@ -156,7 +158,7 @@ public final class VectorScoringMain {
         return why == null;
     }
 
-    private static double median(List<Long> nanos) {
+    static double median(List<Long> nanos) {
         List<Long> sorted = new ArrayList<>(nanos);
         Collections.sort(sorted);
         int n = sorted.size();
