@@ -98,4 +98,15 @@ class VectorScoringTest {
         assertTrue(report.contains("throughput: CPU ") && report.contains("task handles open after the jobs: 0")
                 && report.strip().endsWith("RESULT PASS"), report);
     }
+
+    /** Local masters admit as many tasks to the GPU at once as they have cores; a cluster keeps the default. */
+    @Test
+    void localMastersAdmitOneTaskPerCore() {
+        assertEquals(16, VectorScoringMain.localCores("local[16]"));
+        assertEquals(4, VectorScoringMain.localCores("local[4, 2]"));
+        assertEquals(Runtime.getRuntime().availableProcessors(), VectorScoringMain.localCores("local[*]"));
+        assertEquals(0, VectorScoringMain.localCores("local-cluster[1,4,1024]"));
+        assertEquals("8", VectorScoringMain.conf("local[8]").get(dev.cuhandle.spark.GpuAdmission.CONCURRENT_TASKS_KEY));
+        assertEquals(false, VectorScoringMain.conf("local-cluster[1,4,1024]").contains(dev.cuhandle.spark.GpuAdmission.CONCURRENT_TASKS_KEY));
+    }
 }
