@@ -49,7 +49,8 @@ fn main() {
 /// The nvcc `-gencode` values of `kernels/architectures.txt` (the one list the test kernels'
 /// build in java/pom.xml reads too): one a line, `#` comments and blank lines skipped.
 fn gencode_values(list: &str) -> Vec<String> {
-    let values: Vec<String> = list.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()).map(str::to_string).collect();
+    let values: Vec<String> =
+        list.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()).map(str::to_string).collect();
     assert!(!values.is_empty(), "kernels/architectures.txt names no architecture");
     values
 }

@@ -147,7 +147,10 @@ impl Context {
         let rc = unsafe { (self.driver.api.cuCtxGetId)(self.raw, &mut id) };
         if rc == CUDA_ERROR_CONTEXT_IS_DESTROYED || rc == CUDA_ERROR_INVALID_CONTEXT {
             let what = match self.ownership {
-                Ownership::RetainedPrimary => format!("the primary context of device {} (id {}) this object was bound to was reset or destroyed", self.device, self.id),
+                Ownership::RetainedPrimary => format!(
+                    "the primary context of device {} (id {}) this object was bound to was reset or destroyed",
+                    self.device, self.id
+                ),
                 Ownership::Borrowed => format!("the context {:p} (id {}) this object was bound to has been destroyed", self.raw, self.id),
             };
             return Err(Error::cuda(rc, "validating the handle's context", format!("{}; {what}", self.driver.describe(rc))));

@@ -71,7 +71,11 @@ fn read(driver: &Driver, ordinal: CUdevice) -> Result<DeviceInfo> {
         compute_capability: (a(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?, a(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?),
         multiprocessors: a(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         max_threads_per_block: a(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-        max_block: [a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?, a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?, a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?],
+        max_block: [
+            a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+            a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+            a(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+        ],
         max_grid: [a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?, a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?, a(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?],
         max_shared_per_block: a(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
         memory_pools: a(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)? != 0,

@@ -6,7 +6,6 @@ use crate::core::handle::Handle;
 use cudarc::driver::sys::{CUevent, CUevent_flags, CUevent_wait_flags};
 use std::sync::Arc;
 
-
 /// `cuEventQuery` of an event of `ctx` that the caller keeps alive: `Ok(true)` done,
 /// `Ok(false)` still running, an error when its work failed or the context is gone.
 pub(crate) fn query_raw(ctx: &Context, raw: CUevent) -> Result<bool> {
@@ -70,7 +69,10 @@ impl Event {
         let _scope = handle.activate()?;
         let api = &handle.context().driver().api;
         // SAFETY: the stream belongs to the active context; the event is live (owned by self).
-        handle.context().check(unsafe { (api.cuStreamWaitEvent)(handle.stream()?, self.raw, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32) }, "cuStreamWaitEvent")
+        handle.context().check(
+            unsafe { (api.cuStreamWaitEvent)(handle.stream()?, self.raw, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32) },
+            "cuStreamWaitEvent",
+        )
     }
 
     /// Milliseconds from `start` to `self` (both recorded and complete).

@@ -141,7 +141,8 @@ fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
     let ended = ctx.check(unsafe { (api.cuStreamEndCapture)(stream, &mut graph) }, "cuStreamEndCapture");
     let mut status = 0;
     // SAFETY: as above. Not capturing (CU_STREAM_CAPTURE_STATUS_NONE): safe to reuse the stream.
-    let idle = unsafe { (api.cuStreamIsCapturing)(stream, &mut status) } == 0 && status == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE as i32;
+    let idle = unsafe { (api.cuStreamIsCapturing)(stream, &mut status) } == 0
+        && status == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE as i32;
     if idle {
         streams::give_back_capture(&ctx, stream);
     } else {

@@ -27,7 +27,9 @@ impl HostRegistration {
     /// The range must be host memory that stays allocated until the registration is dropped.
     pub unsafe fn register(ctx: &Arc<Context>, ptr: *mut u8, bytes: usize) -> Result<HostRegistration> {
         if ptr.is_null() || bytes == 0 {
-            return Err(Error::invalid_argument(format!("cannot page-lock {bytes} bytes at {ptr:p}; expected a direct ByteBuffer of at least 1 byte")));
+            return Err(Error::invalid_argument(format!(
+                "cannot page-lock {bytes} bytes at {ptr:p}; expected a direct ByteBuffer of at least 1 byte"
+            )));
         }
         // Portable: pinned for every context, like `cuMemHostAlloc`'s portable memory.
         // SAFETY: the caller guarantees the range; the context is active.
@@ -46,7 +48,12 @@ impl Drop for HostRegistration {
                 // SAFETY: registered by `register` in this context, unregistered exactly once.
                 let rc = unsafe { (self.ctx.driver().api.cuMemHostUnregister)(self.ptr.cast()) };
                 if rc != 0 {
-                    log::warn!("unregistering {} bytes of host memory at {:p} failed: {}", self.bytes, self.ptr, self.ctx.driver().describe(rc));
+                    log::warn!(
+                        "unregistering {} bytes of host memory at {:p} failed: {}",
+                        self.bytes,
+                        self.ptr,
+                        self.ctx.driver().describe(rc)
+                    );
                 }
             }
             Err(e) => log::debug!("not unregistering host memory at {:p}: its context is gone ({e})", self.ptr),

@@ -122,12 +122,14 @@ fn check_elf(b: &[u8]) -> Result<()> {
             other => Err(bad(other.unwrap_or(u64::MAX))),
         }
     };
-    let field = |at: usize, bytes: usize| match bytes {
-        2 => u16_at(b, at),
-        4 => u32_at(b, at),
-        _ => u64_at(b, at),
-    }
-    .unwrap_or(0);
+    let field = |at: usize, bytes: usize| {
+        match bytes {
+            2 => u16_at(b, at),
+            4 => u32_at(b, at),
+            _ => u64_at(b, at),
+        }
+        .unwrap_or(0)
+    };
     let (phoff, shoff) = (field(32, 8), field(40, 8));
     let (ehsize, phentsize, mut phnum) = (field(52, 2), field(54, 2), field(56, 2));
     let (shentsize, mut shnum, mut shstrndx) = (field(58, 2), field(60, 2), field(62, 2));
@@ -167,7 +169,14 @@ fn check_elf(b: &[u8]) -> Result<()> {
     }
     let section = |i: u64| {
         let sh = (shoff + i * SHDR_BYTES) as usize;
-        Section { name: field(sh, 4), kind: field(sh + 4, 4), offset: field(sh + 24, 8), size: field(sh + 32, 8), link: field(sh + 40, 4), entsize: field(sh + 56, 8) }
+        Section {
+            name: field(sh, 4),
+            kind: field(sh + 4, 4),
+            offset: field(sh + 24, 8),
+            size: field(sh + 32, 8),
+            link: field(sh + 40, 4),
+            entsize: field(sh + 56, 8),
+        }
     };
     for i in 0..shnum {
         let s = section(i);
@@ -204,7 +213,10 @@ fn check_elf(b: &[u8]) -> Result<()> {
         for i in 0..shnum {
             let name = section(i).name;
             if name != 0 && name >= names.size {
-                return Err(Error::invalid_argument(format!("the cubin's section {i} names offset {name} of a {}-byte name table", names.size)));
+                return Err(Error::invalid_argument(format!(
+                    "the cubin's section {i} names offset {name} of a {}-byte name table",
+                    names.size
+                )));
             }
         }
     }

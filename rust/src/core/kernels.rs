@@ -57,7 +57,8 @@ mod tests {
             let (kind, header, size) = (u16_at(at), u32_at(at + 4), u64_at(at + 8));
             let payload = &FATBIN[at + header..at + header + size];
             if kind == 2 && payload.starts_with(b"\x7fELF") {
-                let image = crate::core::image::check(payload).unwrap_or_else(|e| panic!("the cubin at fatbin offset {at} is refused: {e}"));
+                let image =
+                    crate::core::image::check(payload).unwrap_or_else(|e| panic!("the cubin at fatbin offset {at} is refused: {e}"));
                 assert_eq!(image.kind, crate::core::image::ImageKind::Cubin);
                 cubins += 1;
             }
@@ -65,5 +66,4 @@ mod tests {
         }
         assert!(cubins >= 5, "the fatbin holds machine code for sm_70 to sm_90; found {cubins} cubins");
     }
-
 }

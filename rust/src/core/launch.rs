@@ -4,8 +4,8 @@
 //! `driver::launch::queue`.
 
 use crate::core::context::Context;
-use crate::core::error::{Error, Result};
 use crate::core::driver::{self, launch::queue, launch_config::LaunchShape};
+use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;
 use crate::core::streams::StreamUse;
 use cudarc::driver::sys::{CUfunction, CUfunction_attribute, CUkernel};
@@ -16,7 +16,8 @@ pub const MAX_KERNEL_ARGS: usize = 64;
 /// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED` (14), from cudarc's bindgen of cuda.h: a
 /// hand-written 15 (the next enumerator, the cluster scheduling policy) once set the wrong attribute,
 /// so the driver kept answering 8 blocks.
-const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: i32 = CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED as i32;
+const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: i32 =
+    CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED as i32;
 
 /// The instance of `kernel` in the handle's context (`cuKernelGetFunction`). Launching it
 /// spares the driver resolving the context-independent kernel to it on every launch. It stays
@@ -42,7 +43,12 @@ pub(crate) fn function_in_active_context(ctx: &Context, kernel: CUkernel) -> Res
 /// the shape's cluster): 8, the portable limit, unless the kernel allows non-portable cluster sizes
 /// (`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`); then what the device can hold. `None`
 /// where the driver lacks the call.
-pub(crate) fn max_cluster_size(handle: &Handle, function: CUfunction, shape: &LaunchShape, non_portable_allowed: bool) -> Result<Option<u32>> {
+pub(crate) fn max_cluster_size(
+    handle: &Handle,
+    function: CUfunction,
+    shape: &LaunchShape,
+    non_portable_allowed: bool,
+) -> Result<Option<u32>> {
     let ctx = handle.context();
     let api = &ctx.driver().api;
     if api.cuOccupancyMaxPotentialClusterSize.is_none() {
@@ -55,11 +61,16 @@ pub(crate) fn max_cluster_size(handle: &Handle, function: CUfunction, shape: &La
         // documented. Idempotent. (The H200's answer of 8 that prompted this came from a wrong
         // attribute number, since fixed; this call was never shown to be needed.)
         // SAFETY: `function` is the kernel's function in the handle's context, which is current.
-        ctx.check(unsafe { (api.cuFuncSetAttribute)(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) }, "cuFuncSetAttribute")?;
+        ctx.check(
+            unsafe { (api.cuFuncSetAttribute)(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) },
+            "cuFuncSetAttribute",
+        )?;
     }
     // SAFETY: `function` is the kernel's function in the handle's context, which is current, and
     // the stream is the handle's.
-    let Some((rc, blocks)) = (unsafe { driver::launch::max_potential_cluster_size(api, function, shape, handle.stream()?) }) else { return Ok(None) };
+    let Some((rc, blocks)) = (unsafe { driver::launch::max_potential_cluster_size(api, function, shape, handle.stream()?) }) else {
+        return Ok(None);
+    };
     ctx.check(rc, "cuOccupancyMaxPotentialClusterSize")?;
     Ok(Some(blocks.max(0) as u32))
 }

@@ -1,13 +1,15 @@
 //! Context-independent modules (`cuLibraryLoadData`, rule H10) and their kernels (rule K2).
 
 use crate::core::driver::{self, Driver};
-use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND};
+use crate::core::error::{
+    Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND,
+};
 use crate::core::image::{self, ImageKind};
-use crate::core::streams::UseLog;
-use std::sync::Arc;
 use crate::core::param_layout::{ImageLayouts, Param};
+use crate::core::streams::UseLog;
 use cudarc::driver::sys::{CUdevice, CUjit_option, CUkernel, CUlibrary, CUlibraryOption};
 use std::ffi::{c_void, CStr, CString};
+use std::sync::Arc;
 
 // JIT and library option keys, from cudarc's bindgen of cuda.h rather than written by hand.
 const CU_JIT_MAX_REGISTERS: i32 = CUjit_option::CU_JIT_MAX_REGISTERS as i32;
@@ -185,7 +187,10 @@ fn read_module_file(path: &std::path::Path) -> Result<Vec<u8>> {
     let file = std::fs::File::open(path).map_err(cannot)?;
     let size = file.metadata().map_err(cannot)?.len();
     if size > MAX_MODULE_FILE_BYTES {
-        return Err(Error::invalid_argument(format!("module file {} has {size} bytes; images of at most {MAX_MODULE_FILE_BYTES} bytes are loaded", path.display())));
+        return Err(Error::invalid_argument(format!(
+            "module file {} has {size} bytes; images of at most {MAX_MODULE_FILE_BYTES} bytes are loaded",
+            path.display()
+        )));
     }
     let mut bytes = Vec::with_capacity(size as usize);
     // A file that grows while it is read is cut at the limit and then fails the image check.
@@ -202,7 +207,11 @@ fn log_text(log: &[u8]) -> String {
 /// "; JIT log: ..." from a NUL-terminated log buffer, or "" when empty.
 fn jit_log_text(log: &[u8]) -> String {
     let text = log_text(log);
-    if text.is_empty() { String::new() } else { format!("; JIT log: {text}") }
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!("; JIT log: {text}")
+    }
 }
 
 impl Library {
@@ -285,7 +294,9 @@ impl Library {
         // with a destroyed one, which cudaDeviceReset leaves current on the calling thread) the
         // sizes are probed at the first launch, where the handle's context is active.
         let param_sizes = match self.param_sizes(kernel) {
-            Err(e) if matches!(e.cuda_code(), Some(CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_CONTEXT_IS_DESTROYED)) => ParamSizes::NeedContext,
+            Err(e) if matches!(e.cuda_code(), Some(CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_CONTEXT_IS_DESTROYED)) => {
+                ParamSizes::NeedContext
+            }
             other => other?,
         };
         Ok(KernelInfo { kernel, param_sizes })
@@ -309,7 +320,11 @@ impl Library {
         }
         if rc != 0 {
             // Lazy loading defers JIT compilation (and its errors) to the first lookup.
-            return Err(Error::cuda(rc, "cuLibraryGetKernel", format!("{} (kernel '{name}'){}", self.driver.describe(rc), jit_log_text(&self.jit_log))));
+            return Err(Error::cuda(
+                rc,
+                "cuLibraryGetKernel",
+                format!("{} (kernel '{name}'){}", self.driver.describe(rc), jit_log_text(&self.jit_log)),
+            ));
         }
         Ok(KernelRef(raw))
     }
@@ -372,7 +387,10 @@ impl Library {
         let mut value = 0;
         // SAFETY: out-pointer is valid; the kernel belongs to a loaded library; the driver
         // validates attribute and device.
-        self.driver.check(unsafe { (self.driver.api.cuKernelGetAttribute)(&mut value, attribute, kernel.raw(), device) }, "cuKernelGetAttribute")?;
+        self.driver.check(
+            unsafe { (self.driver.api.cuKernelGetAttribute)(&mut value, attribute, kernel.raw(), device) },
+            "cuKernelGetAttribute",
+        )?;
         Ok(value)
     }
 
@@ -418,7 +436,10 @@ mod tests {
     fn jit_options_always_carry_both_logs_and_only_the_options_asked_for() {
         let (mut error_log, mut info_log) = (vec![0u8; 16], vec![0u8; 32]);
         let plain = JitOptions::new(&LoadOptions::default(), &mut error_log, &mut info_log);
-        assert_eq!(&plain.keys[..plain.count], &[CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES]);
+        assert_eq!(
+            &plain.keys[..plain.count],
+            &[CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES]
+        );
         assert_eq!(plain.values[3] as usize, 32);
         let all = LoadOptions { optimization_level: Some(2), max_registers: Some(40), log_verbose: true, binary_is_preserved: true };
         let o = JitOptions::new(&all, &mut error_log, &mut info_log);

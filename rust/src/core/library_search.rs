@@ -79,7 +79,10 @@ pub fn failure(wording: &Wording, tried: Tried<(i32, String)>, candidates: &[Str
         return (*code, format!("{message}{}. {advice}", also(others)));
     }
     if !tried.refused.is_empty() {
-        return (CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, format!("{library} exists but could not be loaded: {}{}. {advice}", tried.refused.join("; "), also(absent)));
+        return (
+            CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
+            format!("{library} exists but could not be loaded: {}{}. {advice}", tried.refused.join("; "), also(absent)),
+        );
     }
     let what = match searched {
         Some(places) if candidates.is_empty() => format!("no {} in {places}", names.join(" or ")),
@@ -147,12 +150,16 @@ mod tests {
             refused: vec!["/b/libx.so: invalid ELF header".to_string()],
             unusable: vec![(302, "/c/libx.so lacks xInit".to_string()), (303, "/d/libx.so is too old".to_string())],
         };
-        let wording = Wording { library: "libx", not_found: "libx was not found", names: &["libx.so.1", "libx.so"], advice: "Install libx" };
+        let wording =
+            Wording { library: "libx", not_found: "libx was not found", names: &["libx.so.1", "libx.so"], advice: "Install libx" };
         let (code, message) = failure(&wording, tried, &[], None);
         assert_eq!(code, 302);
         assert_eq!(message, "/c/libx.so lacks xInit; also tried: /d/libx.so is too old; /b/libx.so: invalid ELF header; /a/libx.so (no such file). Install libx");
         let none = Tried { absent: Vec::new(), refused: Vec::new(), unusable: Vec::new() };
-        assert_eq!(failure(&wording, none, &[], Some("/opt")), (CUDA_ERROR_FILE_NOT_FOUND, "libx was not found; tried: no libx.so.1 or libx.so in /opt. Install libx".to_string()));
+        assert_eq!(
+            failure(&wording, none, &[], Some("/opt")),
+            (CUDA_ERROR_FILE_NOT_FOUND, "libx was not found; tried: no libx.so.1 or libx.so in /opt. Install libx".to_string())
+        );
     }
 
     /// Issue 26 (4): with `LD_LIBRARY_PATH=":/usr/local/cuda/lib64"` a `libcuda.so.1` in the
@@ -169,7 +176,11 @@ mod tests {
         let s = |p: &std::path::Path| p.display().to_string();
         let cached = s(&env.join("libx.so"));
         let found = candidates_in(&["libx.so.1", "libx.so"], &[s(&known), "/nonexistent".into()], &[s(&env)], |name| {
-            if name == "libx.so" { vec![cached.clone(), "/nonexistent/libx.so".into()] } else { Vec::new() }
+            if name == "libx.so" {
+                vec![cached.clone(), "/nonexistent/libx.so".into()]
+            } else {
+                Vec::new()
+            }
         });
         std::fs::remove_dir_all(&dir).ok();
         assert_eq!(found, [s(&known.join("libx.so.1")), s(&env.join("libx.so.1")), s(&env.join("libx.so"))]);

@@ -1,5 +1,7 @@
 //! The pure-Rust core: no JNI types here, so `cargo test` exercises it directly.
 
+pub mod blas;
+pub mod completion;
 pub mod configured_path;
 pub mod context;
 pub mod device;
@@ -22,8 +24,6 @@ pub mod own_file;
 pub mod param_layout;
 pub mod raw_value;
 pub mod shared_library;
-pub mod blas;
-pub mod completion;
 pub mod sticky;
 pub mod streams;
 pub mod transfer;

@@ -263,7 +263,12 @@ pub unsafe fn order_after<'a>(ctx: &Context, waiter: CUstream, uses: impl IntoIt
         // SAFETY: as above, and `waiter` is live (the caller's contract). The wait applies to the
         // event's state now; re-recording it later for
         // another wait does not change this one (cuStreamWaitEvent), so it can go back at once.
-        let waited = recorded.and_then(|()| ctx.check(unsafe { (api.cuStreamWaitEvent)(waiter, event, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32) }, "cuStreamWaitEvent"));
+        let waited = recorded.and_then(|()| {
+            ctx.check(
+                unsafe { (api.cuStreamWaitEvent)(waiter, event, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32) },
+                "cuStreamWaitEvent",
+            )
+        });
         streams.spare_events.push(event as usize);
         waited?;
     }

@@ -9,7 +9,6 @@ use crate::core::library::Library;
 use cudarc::driver::sys::CUdeviceptr;
 use std::ffi::CString;
 
-
 /// Where a variable lives: its device address and size in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variable {

@@ -4,10 +4,10 @@ use crate::core::blas::{self, Op, Precision, ResultTarget, Vector};
 use crate::core::error::Error;
 use crate::core::kernels;
 use crate::jni::buffer::size;
-use crate::jni::java_arrays;
-use crate::jni::native_ptr::{BufferPtr, HandlePtr};
-use crate::jni::native_entry::native;
 use crate::jni::entry::entry;
+use crate::jni::java_arrays;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{BufferPtr, HandlePtr};
 use crate::jni::throw::JniResult;
 use jni::objects::{JByteArray, JClass};
 use jni::sys::{jdouble, jint, jlong};
@@ -45,8 +45,21 @@ fn vector<'a>(b: &'a BufferPtr, (offset, len): (jlong, jlong), inc: jlong, name:
 /// scal (x only), axpy, copy, swap. `op`: 0 scal, 1 axpy, 2 copy, 3 swap.
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
 fn blas_update(
-    env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, element_bytes: jint, op: jint, n: jlong, alpha: jdouble,
-    x: BufferPtr, x_offset: jlong, x_length: jlong, incx: jlong, y: BufferPtr, y_offset: jlong, y_length: jlong, incy: jlong,
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    h: HandlePtr,
+    element_bytes: jint,
+    op: jint,
+    n: jlong,
+    alpha: jdouble,
+    x: BufferPtr,
+    x_offset: jlong,
+    x_length: jlong,
+    incx: jlong,
+    y: BufferPtr,
+    y_offset: jlong,
+    y_length: jlong,
+    incy: jlong,
 ) {
     entry!(env, |_e| {
         let (p, h, xv) = (Precision::from_code(element_bytes)?, h.get()?, vector(&x, (x_offset, x_length), incx, "x")?);
@@ -64,8 +77,23 @@ fn blas_update(
 /// the value goes to that device buffer at `result_offset` without waiting, and 0 is returned.
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
 fn blas_reduce(
-    env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, element_bytes: jint, op: jint, n: jlong, x: BufferPtr, x_offset: jlong, x_length: jlong, incx: jlong,
-    y: BufferPtr, y_offset: jlong, y_length: jlong, incy: jlong, result: BufferPtr, result_offset: jlong, result_length: jlong,
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    h: HandlePtr,
+    element_bytes: jint,
+    op: jint,
+    n: jlong,
+    x: BufferPtr,
+    x_offset: jlong,
+    x_length: jlong,
+    incx: jlong,
+    y: BufferPtr,
+    y_offset: jlong,
+    y_length: jlong,
+    incy: jlong,
+    result: BufferPtr,
+    result_offset: jlong,
+    result_length: jlong,
 ) -> jdouble {
     entry!(env, |_e| {
         let p = Precision::from_code(element_bytes)?;
@@ -80,7 +108,9 @@ fn blas_reduce(
         let yv = if op == Op::Dot { Some(vector(&y, (y_offset, y_length), incy, "y")?) } else { None };
         let target = match result.optional() {
             None => ResultTarget::Host,
-            Some(memory) => ResultTarget::Device(memory, size(result_offset, "the result offset")?, usize::try_from(result_length).unwrap_or(0)),
+            Some(memory) => {
+                ResultTarget::Device(memory, size(result_offset, "the result offset")?, usize::try_from(result_length).unwrap_or(0))
+            }
         };
         Ok(blas::reduce(h, p, op, n, xv, yv, target)?)
     })

@@ -4,10 +4,10 @@
 use crate::core::error::Error;
 use crate::core::handle::Handle;
 use crate::core::memory::device::DeviceMemory;
-use crate::jni::native_ptr::{BufferPtr, HandlePtr, LibraryPtr, Ptr};
-use crate::jni::native_entry::native;
-use crate::jni::raw;
 use crate::jni::entry::{entry, entry_without_env};
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{BufferPtr, HandlePtr, LibraryPtr, Ptr};
+use crate::jni::raw;
 use crate::jni::throw::JniResult;
 use jni::objects::{JByteBuffer, JClass};
 use jni::sys::{jint, jlong};
@@ -63,7 +63,12 @@ fn buffer_wrap_variable(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, librar
     entry!(env, |_e| {
         let (handle, library) = (h.get()?, library.get()?);
         handle.context().validate()?;
-        Ok(BufferPtr::give(DeviceMemory::wrap_variable(handle.context(), address as u64, size(bytes, "the variable size")?, library.uses())?))
+        Ok(BufferPtr::give(DeviceMemory::wrap_variable(
+            handle.context(),
+            address as u64,
+            size(bytes, "the variable size")?,
+            library.uses(),
+        )?))
     })
 }
 
@@ -86,9 +91,13 @@ fn buffer_free(env: EnvUnowned<'_>, _: JClass<'_>, b: BufferPtr) {
 fn direct_range(env: &Env<'_>, direct: &JByteBuffer<'_>, offset: jlong, bytes: jlong) -> JniResult<(*mut u8, usize)> {
     let (offset, bytes) = (size(offset, "the ByteBuffer offset")?, size(bytes, "the length")?);
     // SAFETY: `env` is this thread's; `direct` was checked non-null by Java.
-    let (ptr, capacity) = unsafe { raw::direct_buffer(env.get_raw(), direct.as_raw()) }.ok_or_else(|| Error::invalid_argument("the ByteBuffer is not a direct buffer"))?;
+    let (ptr, capacity) = unsafe { raw::direct_buffer(env.get_raw(), direct.as_raw()) }
+        .ok_or_else(|| Error::invalid_argument("the ByteBuffer is not a direct buffer"))?;
     if offset.checked_add(bytes).is_none_or(|end| end > capacity) {
-        return Err(Error::invalid_argument(format!("byte range [{offset}, {offset}+{bytes}) is outside the ByteBuffer's capacity of {capacity} bytes")).into());
+        return Err(Error::invalid_argument(format!(
+            "byte range [{offset}, {offset}+{bytes}) is outside the ByteBuffer's capacity of {capacity} bytes"
+        ))
+        .into());
     }
     // SAFETY: the offset lies inside the buffer's capacity (checked above).
     Ok((unsafe { ptr.add(offset) }, bytes))
@@ -97,7 +106,15 @@ fn direct_range(env: &Env<'_>, direct: &JByteBuffer<'_>, offset: jlong, bytes: j
 /// A copy between a direct ByteBuffer's bytes and device memory, on the handle's stream;
 /// `upload`: to the device (returns once the source may be reused), else to the host (returns
 /// once the bytes are there).
-fn direct_copy(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), offset: jlong, direct: &JByteBuffer<'_>, direct_offset: jlong, bytes: jlong, upload: bool) -> JniResult<()> {
+fn direct_copy(
+    env: &Env<'_>,
+    (h, b): (HandlePtr, BufferPtr),
+    offset: jlong,
+    direct: &JByteBuffer<'_>,
+    direct_offset: jlong,
+    bytes: jlong,
+    upload: bool,
+) -> JniResult<()> {
     let (host, bytes) = direct_range(env, direct, direct_offset, bytes)?;
     let (handle, buffer) = pair(&h, &b)?;
     let offset = size(offset, "the buffer offset")?;
@@ -116,12 +133,30 @@ fn direct_copy(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), offset: jlong, dir
 }
 
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
-fn upload_direct(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, b: BufferPtr, offset: jlong, direct: JByteBuffer<'_>, direct_offset: jlong, bytes: jlong) {
+fn upload_direct(
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    h: HandlePtr,
+    b: BufferPtr,
+    offset: jlong,
+    direct: JByteBuffer<'_>,
+    direct_offset: jlong,
+    bytes: jlong,
+) {
     entry!(env, |e| direct_copy(e, (h, b), offset, &direct, direct_offset, bytes, true))
 }
 
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
-fn download_direct(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, b: BufferPtr, offset: jlong, direct: JByteBuffer<'_>, direct_offset: jlong, bytes: jlong) {
+fn download_direct(
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    h: HandlePtr,
+    b: BufferPtr,
+    offset: jlong,
+    direct: JByteBuffer<'_>,
+    direct_offset: jlong,
+    bytes: jlong,
+) {
     entry!(env, |e| direct_copy(e, (h, b), offset, &direct, direct_offset, bytes, false))
 }
 
@@ -134,18 +169,34 @@ fn memset(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, b: BufferPtr, offset
 }
 
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
-fn copy(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, dst: BufferPtr, dst_offset: jlong, src: BufferPtr, src_offset: jlong, bytes: jlong) {
+fn copy(
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    h: HandlePtr,
+    dst: BufferPtr,
+    dst_offset: jlong,
+    src: BufferPtr,
+    src_offset: jlong,
+    bytes: jlong,
+) {
     entry!(env, |_e| {
         let ((handle, to), (_, from)) = (pair(&h, &dst)?, pair(&h, &src)?);
         let _scope = handle.activate()?;
-        Ok(to.copy_from(size(dst_offset, "the destination offset")?, from, size(src_offset, "the source offset")?, size(bytes, "the length")?, &*handle.queue()?)?)
+        Ok(to.copy_from(
+            size(dst_offset, "the destination offset")?,
+            from,
+            size(src_offset, "the source offset")?,
+            size(bytes, "the length")?,
+            &*handle.queue()?,
+        )?)
     })
 }
 
 fn direct_buffer_address(env: EnvUnowned<'_>, _: JClass<'_>, direct: JByteBuffer<'_>) -> jlong {
     entry!(env, |e| {
         // SAFETY: `direct` checked non-null by Java; env is this thread's.
-        let (ptr, _) = unsafe { raw::direct_buffer(e.get_raw(), direct.as_raw()) }.ok_or_else(|| Error::invalid_argument("the ByteBuffer is not a direct buffer"))?;
+        let (ptr, _) = unsafe { raw::direct_buffer(e.get_raw(), direct.as_raw()) }
+            .ok_or_else(|| Error::invalid_argument("the ByteBuffer is not a direct buffer"))?;
         Ok(ptr as jlong)
     })
 }

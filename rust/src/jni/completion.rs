@@ -2,10 +2,10 @@
 //! The Java `Completions` thread owns every marker pointer and releases each exactly once.
 
 use crate::core::completion::{self, Marker};
-use crate::jni::native_ptr::{HandlePtr, MarkerPtr};
-use crate::jni::native_entry::native;
-use crate::jni::raw::convert;
 use crate::jni::entry::entry;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{HandlePtr, MarkerPtr};
+use crate::jni::raw::convert;
 use jni::objects::{JClass, JLongArray};
 use jni::sys::{jboolean, jlong};
 use jni::{EnvUnowned, NativeMethod};

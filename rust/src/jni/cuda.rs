@@ -2,9 +2,9 @@
 
 use crate::core::context;
 use crate::core::{device, driver, sticky};
+use crate::jni::entry::entry;
 use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
-use crate::jni::entry::entry;
 use jni::objects::{JClass, JIntArray, JLongArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{EnvUnowned, NativeMethod};

@@ -2,9 +2,9 @@
 
 use crate::core::error::Error;
 use crate::core::event::Event;
-use crate::jni::native_ptr::{EventPtr, HandlePtr};
-use crate::jni::native_entry::native;
 use crate::jni::entry::entry;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{EventPtr, HandlePtr};
 use jni::objects::JClass;
 use jni::sys::{jboolean, jfloat};
 use jni::{EnvUnowned, NativeMethod};

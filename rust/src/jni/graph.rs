@@ -2,10 +2,10 @@
 //! one thread and ends it on every path; the Java `Graph` owns the graph pointer.
 
 use crate::core::graph;
-use crate::jni::native_ptr::{BufferPtr, GraphPtr, HandlePtr, Held, LibraryPtr, PinnedPtr, Ptr};
-use crate::jni::native_entry::native;
-use crate::jni::raw::convert;
 use crate::jni::entry::entry;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{BufferPtr, GraphPtr, HandlePtr, Held, LibraryPtr, PinnedPtr, Ptr};
+use crate::jni::raw::convert;
 use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JLongArray};
 use jni::{Env, EnvUnowned, NativeMethod};
@@ -50,9 +50,18 @@ fn listed<T: Held>(env: &Env<'_>, array: &JLongArray<'_>) -> JniResult<Vec<Ptr<T
 /// `buffers`, `pinned` and `libraries`: the native pointers of the device and pinned memory and
 /// the libraries the graph's recorded calls use, each held open (entered) by the Java Graph for
 /// the call.
-fn graph_launch(env: EnvUnowned<'_>, _: JClass<'_>, g: GraphPtr, h: HandlePtr, buffers: JLongArray<'_>, pinned: JLongArray<'_>, libraries: JLongArray<'_>) {
+fn graph_launch(
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    g: GraphPtr,
+    h: HandlePtr,
+    buffers: JLongArray<'_>,
+    pinned: JLongArray<'_>,
+    libraries: JLongArray<'_>,
+) {
     entry!(env, |e| {
-        let (buffers, pinned, libraries): (Vec<BufferPtr>, Vec<PinnedPtr>, Vec<LibraryPtr>) = (listed(e, &buffers)?, listed(e, &pinned)?, listed(e, &libraries)?);
+        let (buffers, pinned, libraries): (Vec<BufferPtr>, Vec<PinnedPtr>, Vec<LibraryPtr>) =
+            (listed(e, &buffers)?, listed(e, &pinned)?, listed(e, &libraries)?);
         let buffers = buffers.iter().map(Ptr::get).collect::<JniResult<Vec<_>>>()?;
         let pinned = pinned.iter().map(Ptr::get).collect::<JniResult<Vec<_>>>()?;
         let logs = libraries.iter().map(|l| l.get().map(|l| l.uses().as_ref())).collect::<JniResult<Vec<_>>>()?;

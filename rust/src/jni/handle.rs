@@ -3,10 +3,10 @@
 
 use crate::core::context::{Context, Ownership};
 use crate::core::handle::Handle;
-use crate::jni::native_ptr::HandlePtr;
-use crate::jni::native_entry::native;
-use crate::jni::raw::convert;
 use crate::jni::entry::entry;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::HandlePtr;
+use crate::jni::raw::convert;
 use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JLongArray};
 use jni::sys::{jint, jlong};
@@ -52,7 +52,8 @@ fn handle_info<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr) -> JLongArr
     entry!(env, |e| {
         let handle = h.get()?;
         let ctx = handle.context();
-        let values = [ctx.raw() as i64, ctx.id() as i64, handle.device().ordinal as i64, (ctx.ownership() == Ownership::RetainedPrimary) as i64];
+        let values =
+            [ctx.raw() as i64, ctx.id() as i64, handle.device().ordinal as i64, (ctx.ownership() == Ownership::RetainedPrimary) as i64];
         convert::long_array(e, &values)
     })
 }
@@ -95,7 +96,10 @@ fn handle_memory_stats<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr) -> 
     entry!(env, |e| {
         let stats = h.get()?.memory_stats()?;
         let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        convert::long_array(e, &[clamp(stats.pool.used), clamp(stats.pool.reserved), clamp(stats.pinned_cached), stats.stream_ordered as i64])
+        convert::long_array(
+            e,
+            &[clamp(stats.pool.used), clamp(stats.pool.reserved), clamp(stats.pinned_cached), stats.stream_ordered as i64],
+        )
     })
 }
 

@@ -3,10 +3,10 @@
 
 use crate::core::error::Error;
 use crate::core::host_registration::HostRegistration;
-use crate::jni::native_ptr::{HandlePtr, RegistrationPtr};
-use crate::jni::native_entry::native;
-use crate::jni::raw;
 use crate::jni::entry::entry;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{HandlePtr, RegistrationPtr};
+use crate::jni::raw;
 use jni::objects::{JByteBuffer, JClass};
 use jni::{EnvUnowned, NativeMethod};
 
@@ -21,7 +21,8 @@ fn host_register(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, direct: JByte
     entry!(env, |e| {
         let handle = h.get()?;
         // SAFETY: `direct` checked non-null by Java; env is this thread's.
-        let (ptr, capacity) = unsafe { raw::direct_buffer(e.get_raw(), direct.as_raw()) }.ok_or_else(|| Error::invalid_argument("the ByteBuffer is not a direct buffer"))?;
+        let (ptr, capacity) = unsafe { raw::direct_buffer(e.get_raw(), direct.as_raw()) }
+            .ok_or_else(|| Error::invalid_argument("the ByteBuffer is not a direct buffer"))?;
         let _scope = handle.activate()?;
         // SAFETY: the Java HostRegistration holds the ByteBuffer, and so its memory, until it
         // has unregistered.

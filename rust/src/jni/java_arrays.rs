@@ -55,7 +55,8 @@ pub fn ints(env: &Env<'_>, array: &JIntArray<'_>, what: &str) -> JniResult<Vec<i
 
 /// A new `byte[]` holding `bytes`.
 pub fn new_bytes<'l>(env: &Env<'l>, bytes: &[u8]) -> JniResult<JByteArray<'l>> {
-    let length = jsize::try_from(bytes.len()).map_err(|_| Error::invalid_argument(format!("{} bytes do not fit a Java array", bytes.len())))?;
+    let length =
+        jsize::try_from(bytes.len()).map_err(|_| Error::invalid_argument(format!("{} bytes do not fit a Java array", bytes.len())))?;
     let raw = env.get_raw();
     // SAFETY: this thread's env; the region write stays within the new array's length.
     unsafe {

@@ -8,10 +8,10 @@ use crate::core::error::{self, Error};
 use crate::core::launch;
 use crate::core::library::{KernelRef, Library, LoadOptions};
 use crate::core::streams::StreamUse;
-use crate::jni::native_ptr::{BufferPtr, HandlePtr, LibraryPtr, Ptr};
-use crate::jni::native_entry::native;
-use crate::jni::raw::convert;
 use crate::jni::entry::entry;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{BufferPtr, HandlePtr, LibraryPtr, Ptr};
+use crate::jni::raw::convert;
 use jni::objects::{JByteArray, JClass, JLongArray, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{EnvUnowned, NativeMethod};
@@ -61,7 +61,15 @@ fn kernel_of(kernel: jlong) -> KernelRef {
     unsafe { KernelRef::from_raw(kernel as _) }
 }
 
-fn library_load(env: EnvUnowned<'_>, _: JClass<'_>, image: JByteArray<'_>, level: jint, registers: jint, verbose: jboolean, preserved: jboolean) -> LibraryPtr {
+fn library_load(
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    image: JByteArray<'_>,
+    level: jint,
+    registers: jint,
+    verbose: jboolean,
+    preserved: jboolean,
+) -> LibraryPtr {
     entry!(env, |e| {
         let options = load_options(level, registers, verbose, preserved)?;
         Ok(LibraryPtr::give(Library::load_with(&convert::bytes(e, &image)?, &options)?))
@@ -145,21 +153,54 @@ fn plain_shape(grid: [jint; 3], block: [jint; 3], shared: jint) -> LaunchShape {
 
 /// The most blocks per cluster of `function` with this configuration; -1 where the driver cannot say.
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
-fn kernel_max_cluster_size(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, function: jlong, gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint, non_portable_allowed: jboolean) -> jint {
+fn kernel_max_cluster_size(
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    h: HandlePtr,
+    function: jlong,
+    gx: jint,
+    gy: jint,
+    gz: jint,
+    bx: jint,
+    by: jint,
+    bz: jint,
+    shared: jint,
+    non_portable_allowed: jboolean,
+) -> jint {
     entry!(env, |_e| {
         let shape = plain_shape([gx, gy, gz], [bx, by, bz], shared);
-        Ok(launch::max_cluster_size(h.get()?, function as _, &shape, non_portable_allowed)?.map_or(-1, |blocks| blocks.min(i32::MAX as u32) as jint))
+        Ok(launch::max_cluster_size(h.get()?, function as _, &shape, non_portable_allowed)?
+            .map_or(-1, |blocks| blocks.min(i32::MAX as u32) as jint))
     })
 }
 
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
 fn launch(
-    env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, function: jlong, gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared: jint, params: jlong,
-    arg_count: jint, cooperative: jboolean, cx: jint, cy: jint, cz: jint, memory: jlong, memory_count: jint, lib: LibraryPtr,
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    h: HandlePtr,
+    function: jlong,
+    gx: jint,
+    gy: jint,
+    gz: jint,
+    bx: jint,
+    by: jint,
+    bz: jint,
+    shared: jint,
+    params: jlong,
+    arg_count: jint,
+    cooperative: jboolean,
+    cx: jint,
+    cy: jint,
+    cz: jint,
+    memory: jlong,
+    memory_count: jint,
+    lib: LibraryPtr,
 ) {
     entry!(env, |_e| {
         let (handle, library) = (h.get()?, lib.get()?);
-        let shape = LaunchShape { cooperative, cluster: [cx as u32, cy as u32, cz as u32], ..plain_shape([gx, gy, gz], [bx, by, bz], shared) };
+        let shape =
+            LaunchShape { cooperative, cluster: [cx as u32, cy as u32, cz as u32], ..plain_shape([gx, gy, gz], [bx, by, bz], shared) };
         // SAFETY: `memory` is the address of `memory_count` native DeviceMemory pointers in the
         // Java launch object's direct buffer: the buffer arguments, each entered (held open) by
         // the Java caller for the call; KernelLaunch writes the list before the call and not
@@ -178,7 +219,9 @@ fn launch(
         // same buffer (KernelLaunch writes them), which stays reachable during the call; `function`
         // is the kernel's function in this handle's context (Kernel.java keeps it per context id)
         // and its library is open (checked in Java).
-        unsafe { launch::launch(handle, function as _, shape, params as *mut *mut std::ffi::c_void, arg_count.max(0) as usize, before_queuing)? };
+        unsafe {
+            launch::launch(handle, function as _, shape, params as *mut *mut std::ffi::c_void, arg_count.max(0) as usize, before_queuing)?
+        };
         Ok(())
     })
 }

@@ -3,10 +3,10 @@
 //! native method of the table (`natives`, `registration`); a table that does not fit the Java
 //! classes fails the load with an `UnsatisfiedLinkError` naming the method.
 
+use crate::jni::logging;
 use crate::jni::natives::CLASSES;
 use crate::jni::registration;
 use crate::jni::throw::{install_panic_hook, throw_new};
-use crate::jni::logging;
 use jni::sys::{jint, JNIEnv, JavaVM, JNI_ERR, JNI_OK, JNI_VERSION_1_8};
 use std::ffi::c_void;
 

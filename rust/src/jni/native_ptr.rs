@@ -86,7 +86,10 @@ impl<T: Held> Ptr<T> {
     /// A non-zero `address` points to at least `count` readable, 8-byte aligned `long`s that stay
     /// unchanged for `'a`, each of them 0 or keeping the invariant of [`Ptr`] for `'a`.
     pub unsafe fn list<'a>(address: jlong, count: jint, max: usize) -> JniResult<&'a [Ptr<T>]> {
-        let count = usize::try_from(count).ok().filter(|&n| n <= max).ok_or_else(|| Error::invalid_argument(format!("{count} native pointers passed; expected 0 to {max}")))?;
+        let count = usize::try_from(count)
+            .ok()
+            .filter(|&n| n <= max)
+            .ok_or_else(|| Error::invalid_argument(format!("{count} native pointers passed; expected 0 to {max}")))?;
         if address == 0 || count == 0 {
             return Ok(&[]);
         }

@@ -5,10 +5,10 @@
 use crate::core::error::Error;
 use crate::core::nvrtc::{self, Outcome, Request, Target};
 use crate::core::own_file;
+use crate::jni::entry::entry;
 use crate::jni::java_arrays;
 use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
-use crate::jni::entry::entry;
 use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JIntArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
@@ -43,10 +43,17 @@ fn nvrtc_describe<'l>(env: EnvUnowned<'l>, _: JClass<'l>) -> JObjectArray<'l, JS
 
 /// The architecture to compile for: `architecture` when non-null, else the one for devices of
 /// `capabilities` (10 * major + minor each), PTX when `ptx` is set.
-fn nvrtc_target<'l>(env: EnvUnowned<'l>, _: JClass<'l>, architecture: JString<'l>, capabilities: JIntArray<'l>, ptx: jboolean) -> JString<'l> {
+fn nvrtc_target<'l>(
+    env: EnvUnowned<'l>,
+    _: JClass<'l>,
+    architecture: JString<'l>,
+    capabilities: JIntArray<'l>,
+    ptx: jboolean,
+) -> JString<'l> {
     entry!(env, |e| {
         let architecture = convert::string(e, &architecture)?;
-        let capabilities = if capabilities.is_null() { Vec::new() } else { java_arrays::ints(e, &capabilities, "the compute capabilities")? };
+        let capabilities =
+            if capabilities.is_null() { Vec::new() } else { java_arrays::ints(e, &capabilities, "the compute capabilities")? };
         let target = nvrtc::loaded()?.target(architecture.as_deref(), &capabilities, ptx)?;
         convert::new_string(e, &target.name())
     })
@@ -58,7 +65,9 @@ fn read_own_file<'l>(env: EnvUnowned<'l>, _: JClass<'l>, path: JString<'l>, uid:
     entry!(env, |e| {
         let path = convert::string(e, &path)?.ok_or_else(|| Error::invalid_argument("the path is null"))?;
         let (Ok(uid), Ok(min), Ok(max)) = (u32::try_from(uid), u64::try_from(min_bytes), u64::try_from(max_bytes)) else {
-            return Err(Error::invalid_argument(format!("uid {uid}, minBytes {min_bytes} and maxBytes {max_bytes} must not be negative")).into());
+            return Err(
+                Error::invalid_argument(format!("uid {uid}, minBytes {min_bytes} and maxBytes {max_bytes} must not be negative")).into()
+            );
         };
         Ok(match own_file::read_own_file(&path, uid, min, max) {
             Ok(bytes) => java_arrays::new_bytes(e, &bytes)?.into(),
@@ -73,11 +82,19 @@ fn read_own_file<'l>(env: EnvUnowned<'l>, _: JClass<'l>, path: JString<'l>, uid:
 /// log (Java throws `CompileException` with them).
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
 fn nvrtc_compile<'l>(
-    env: EnvUnowned<'l>, _: JClass<'l>, source: JString<'l>, program_name: JString<'l>, header_names: JObjectArray<'l, JString<'l>>,
-    header_sources: JObjectArray<'l, JString<'l>>, options: JObjectArray<'l, JString<'l>>, target: JString<'l>,
+    env: EnvUnowned<'l>,
+    _: JClass<'l>,
+    source: JString<'l>,
+    program_name: JString<'l>,
+    header_names: JObjectArray<'l, JString<'l>>,
+    header_sources: JObjectArray<'l, JString<'l>>,
+    options: JObjectArray<'l, JString<'l>>,
+    target: JString<'l>,
 ) -> JObject<'l> {
     entry!(env, |e| {
-        let text = |s: &JString<'_>, what: &str| -> JniResult<String> { convert::string(e, s)?.ok_or_else(|| Error::invalid_argument(format!("{what} is null")).into()) };
+        let text = |s: &JString<'_>, what: &str| -> JniResult<String> {
+            convert::string(e, s)?.ok_or_else(|| Error::invalid_argument(format!("{what} is null")).into())
+        };
         let names = java_arrays::strings(e, &header_names, "the header names")?;
         let sources = java_arrays::strings(e, &header_sources, "the header sources")?;
         if names.len() != sources.len() {

@@ -4,10 +4,10 @@
 
 use crate::core::error::Error;
 use crate::jni::buffer::{pair, size};
-use crate::jni::native_ptr::{BufferPtr, HandlePtr, PinnedPtr, Ptr};
-use crate::jni::native_entry::native;
-use crate::jni::raw::convert;
 use crate::jni::entry::entry;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{BufferPtr, HandlePtr, PinnedPtr, Ptr};
+use crate::jni::raw::convert;
 use jni::objects::{JByteBuffer, JClass};
 use jni::sys::{jboolean, jlong};
 use jni::{EnvUnowned, NativeMethod};
@@ -59,10 +59,21 @@ fn pinned_byte_buffer<'l>(env: EnvUnowned<'l>, _: JClass<'l>, p: PinnedPtr, offs
 /// once (`upload`: host to device). Java keeps all three objects entered until the copy's
 /// completion marker reports it done.
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
-fn pinned_copy_async(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, p: PinnedPtr, host_offset: jlong, b: BufferPtr, buffer_offset: jlong, bytes: jlong, upload: jboolean) {
+fn pinned_copy_async(
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    h: HandlePtr,
+    p: PinnedPtr,
+    host_offset: jlong,
+    b: BufferPtr,
+    buffer_offset: jlong,
+    bytes: jlong,
+    upload: jboolean,
+) {
     entry!(env, |_e| {
         let ((handle, buffer), pinned) = (pair(&h, &b)?, p.get()?);
-        let (host_offset, buffer_offset, bytes) = (size(host_offset, "the host offset")?, size(buffer_offset, "the buffer offset")?, size(bytes, "the length")?);
+        let (host_offset, buffer_offset, bytes) =
+            (size(host_offset, "the host offset")?, size(buffer_offset, "the buffer offset")?, size(bytes, "the length")?);
         let _scope = handle.activate()?;
         let queue = handle.queue()?;
         if upload {

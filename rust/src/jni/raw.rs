@@ -75,9 +75,14 @@ impl ArrayRegion {
     /// Elements `[byte_offset / size, ...)` of the array for `len` bytes, checked to lie inside.
     fn elements(&self, byte_offset: usize, len: usize) -> Result<(jsize, jsize), Error> {
         let size = self.kind.bytes();
-        let in_range = byte_offset.is_multiple_of(size) && len.is_multiple_of(size) && byte_offset.checked_add(len).is_some_and(|end| end <= self.bytes());
+        let in_range = byte_offset.is_multiple_of(size)
+            && len.is_multiple_of(size)
+            && byte_offset.checked_add(len).is_some_and(|end| end <= self.bytes());
         if !in_range {
-            return Err(Error::invalid_argument(format!("byte range [{byte_offset}, {byte_offset}+{len}) is not whole elements inside the Java array of {} bytes", self.bytes())));
+            return Err(Error::invalid_argument(format!(
+                "byte range [{byte_offset}, {byte_offset}+{len}) is not whole elements inside the Java array of {} bytes",
+                self.bytes()
+            )));
         }
         // Both fit in jsize: they are at most the array's length, itself a jsize.
         Ok(((byte_offset / size) as jsize, (len / size) as jsize))
@@ -107,7 +112,9 @@ impl ArrayRegion {
         if self.critical {
             // SAFETY: the byte range was checked to lie inside the array; `out` is ours and does
             // not overlap the Java heap.
-            return self.in_critical_region(JNI_ABORT, |elements| unsafe { std::ptr::copy_nonoverlapping(elements.add(byte_offset), out.as_mut_ptr(), out.len()) });
+            return self.in_critical_region(JNI_ABORT, |elements| unsafe {
+                std::ptr::copy_nonoverlapping(elements.add(byte_offset), out.as_mut_ptr(), out.len())
+            });
         }
         let (env, a, p) = (self.env, self.array, out.as_mut_ptr());
         // SAFETY: valid env and array of this element type (constructor contract); the element
@@ -133,7 +140,9 @@ impl ArrayRegion {
         let (start, count) = self.elements(byte_offset, data.len())?;
         if self.critical {
             // SAFETY: as in `read`, the other way.
-            return self.in_critical_region(0, |elements| unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), elements.add(byte_offset), data.len()) });
+            return self.in_critical_region(0, |elements| unsafe {
+                std::ptr::copy_nonoverlapping(data.as_ptr(), elements.add(byte_offset), data.len())
+            });
         }
         let (env, a, p) = (self.env, self.array, data.as_ptr());
         // SAFETY: as in `read`, with `data` holding exactly `count` elements.

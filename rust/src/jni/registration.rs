@@ -52,7 +52,11 @@ pub unsafe fn register(env: *mut JNIEnv, classes: &[NativeClass]) -> Result<(), 
                 bind(env, found, class.name, entry)?;
             }
             #[cfg(feature = "test-api")]
-            REGISTERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(format!("{} {}", class.name, name_and_signature(entry)));
+            REGISTERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(format!(
+                "{} {}",
+                class.name,
+                name_and_signature(entry)
+            ));
         }
         // SAFETY: a local reference this function made.
         unsafe { ((**env).v1_1.DeleteLocalRef)(env, found) };
@@ -94,7 +98,10 @@ unsafe fn bind(env: *mut JNIEnv, class: jclass, class_name: &str, entry: &JNINat
         let f = &**env;
         if (f.v1_1.RegisterNatives)(env, class, entry, 1) != 0 {
             (f.v1_1.ExceptionClear)(env);
-            return Err(format!("libcuhandle's native methods do not match the Java classes: {} is not declared native; {ADVICE}", describe_entry(class_name, entry)));
+            return Err(format!(
+                "libcuhandle's native methods do not match the Java classes: {} is not declared native; {ADVICE}",
+                describe_entry(class_name, entry)
+            ));
         }
     }
     Ok(())
@@ -132,7 +139,14 @@ fn name_and_signature(entry: &JNINativeMethod) -> String {
 /// # Safety
 /// As `register`.
 #[cfg(feature = "test-api")]
-pub unsafe fn register_renamed(env: *mut JNIEnv, class_name: &str, methods: &[NativeMethod<'static>], from: &str, name: &str, signature: &str) -> Result<(), String> {
+pub unsafe fn register_renamed(
+    env: *mut JNIEnv,
+    class_name: &str,
+    methods: &[NativeMethod<'static>],
+    from: &str,
+    name: &str,
+    signature: &str,
+) -> Result<(), String> {
     let original = methods
         .iter()
         .map(entry_of)
@@ -149,7 +163,10 @@ pub unsafe fn register_renamed(env: *mut JNIEnv, class_name: &str, methods: &[Na
         // SAFETY (of the comparison): `native_method!` made the original's signature NUL-terminated.
         let unchanged = name == from && CStr::from_ptr(original.signature).to_bytes() == signature.as_bytes();
         if !unchanged {
-            return Err(format!("{} is a method of its own; the function of {from} is not bound to it", describe_entry(class_name, &renamed)));
+            return Err(format!(
+                "{} is a method of its own; the function of {from} is not bound to it",
+                describe_entry(class_name, &renamed)
+            ));
         }
         bind(env, class, class_name, &renamed)
     }
@@ -179,10 +196,13 @@ unsafe fn class_loader_of(env: *mut JNIEnv, anchor: &str) -> Result<jobject, Str
         }
         let class_class = (f.v1_1.GetObjectClass)(env, class);
         let get_loader = (f.v1_1.GetMethodID)(env, class_class, c"getClassLoader".as_ptr(), c"()Ljava/lang/ClassLoader;".as_ptr());
-        let loader = if get_loader.is_null() { std::ptr::null_mut() } else { (f.v1_1.CallObjectMethodA)(env, class, get_loader, std::ptr::null()) };
+        let loader =
+            if get_loader.is_null() { std::ptr::null_mut() } else { (f.v1_1.CallObjectMethodA)(env, class, get_loader, std::ptr::null()) };
         if (f.v1_2.ExceptionCheck)(env) {
             (f.v1_1.ExceptionClear)(env);
-            return Err("libcuhandle's native methods cannot be registered: the class loader of dev.cuhandle.NativeApi cannot be read".to_string());
+            return Err(
+                "libcuhandle's native methods cannot be registered: the class loader of dev.cuhandle.NativeApi cannot be read".to_string()
+            );
         }
         (f.v1_1.DeleteLocalRef)(env, class_class);
         (f.v1_1.DeleteLocalRef)(env, class);
@@ -196,13 +216,18 @@ unsafe fn class_loader_of(env: *mut JNIEnv, anchor: &str) -> Result<jobject, Str
 /// # Safety
 /// As `register`; `loader` is a live reference or null (the bootstrap loader).
 unsafe fn find_class(env: *mut JNIEnv, loader: jobject, name: &str) -> Option<jclass> {
-    let (class_class, for_name, signature) = (c"java/lang/Class", c"forName", c"(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;");
+    let (class_class, for_name, signature) =
+        (c"java/lang/Class", c"forName", c"(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;");
     let dotted = java_utf8(&java_name(name));
     // SAFETY: the caller's contract; every result is checked before use.
     unsafe {
         let f = &**env;
         let class_class = (f.v1_1.FindClass)(env, class_class.as_ptr());
-        let for_name = if class_class.is_null() { std::ptr::null_mut() } else { (f.v1_1.GetStaticMethodID)(env, class_class, for_name.as_ptr(), signature.as_ptr()) };
+        let for_name = if class_class.is_null() {
+            std::ptr::null_mut()
+        } else {
+            (f.v1_1.GetStaticMethodID)(env, class_class, for_name.as_ptr(), signature.as_ptr())
+        };
         let text = (f.v1_1.NewStringUTF)(env, dotted.as_ptr());
         if for_name.is_null() || text.is_null() {
             (f.v1_1.ExceptionClear)(env);
@@ -283,10 +308,16 @@ mod tests {
 
     #[test]
     fn jni_signatures_read_as_java_declarations() {
-        assert_eq!(describe("dev/cuhandle/NativeApi", "eventRecord", "(JJ)V"), "static native void dev.cuhandle.NativeApi.eventRecord(long, long) (JNI signature (JJ)V)");
+        assert_eq!(
+            describe("dev/cuhandle/NativeApi", "eventRecord", "(JJ)V"),
+            "static native void dev.cuhandle.NativeApi.eventRecord(long, long) (JNI signature (JJ)V)"
+        );
         assert_eq!(
             java_signature("(Ljava/lang/String;[Ljava/lang/String;[BLjava/nio/ByteBuffer;ZD)Ljava/lang/Object;"),
-            Some((vec!["String".into(), "String[]".into(), "byte[]".into(), "java.nio.ByteBuffer".into(), "boolean".into(), "double".into()], "Object".into()))
+            Some((
+                vec!["String".into(), "String[]".into(), "byte[]".into(), "java.nio.ByteBuffer".into(), "boolean".into(), "double".into()],
+                "Object".into()
+            ))
         );
         assert_eq!(java_signature("()[J"), Some((vec![], "long[]".into())));
         assert_eq!(java_signature("(J"), None);
@@ -301,7 +332,8 @@ mod tests {
             for method in class.sections.iter().flat_map(|section| section.iter()) {
                 let raw = entry_of(method);
                 // SAFETY: `native_method!` made both NUL-terminated strings.
-                let (name, signature) = unsafe { (CStr::from_ptr(raw.name).to_string_lossy(), CStr::from_ptr(raw.signature).to_string_lossy()) };
+                let (name, signature) =
+                    unsafe { (CStr::from_ptr(raw.name).to_string_lossy(), CStr::from_ptr(raw.signature).to_string_lossy()) };
                 assert!(java_signature(&signature).is_some(), "{name}{signature}");
                 assert!(seen.insert(name.to_string()), "{}.{name} registered twice", class.name);
             }

@@ -4,12 +4,12 @@
 
 use crate::core::library::KernelRef;
 use crate::core::{context, driver, image, kernels, param_layout::ImageLayouts};
-use crate::jni::java_arrays;
-use crate::jni::native_ptr::{HandlePtr, LibraryPtr};
-use crate::jni::native_entry::native;
-use crate::jni::registration;
-use crate::jni::raw::convert;
 use crate::jni::entry::{entry, entry_without_env};
+use crate::jni::java_arrays;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{HandlePtr, LibraryPtr};
+use crate::jni::raw::convert;
+use crate::jni::registration;
 use jni::objects::{JByteArray, JClass, JLongArray, JObjectArray, JString};
 use jni::sys::{jint, jlong};
 use jni::{EnvUnowned, NativeMethod};
@@ -81,7 +81,10 @@ fn create_context(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) -> jlong {
         let d = driver::initialised()?;
         let mut ctx = std::ptr::null_mut();
         // SAFETY: out-pointer valid; the driver validates the device.
-        d.check(unsafe { (d.api.cuCtxCreate)(&mut ctx, cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_AUTO as u32, device) }, "cuCtxCreate")?;
+        d.check(
+            unsafe { (d.api.cuCtxCreate)(&mut ctx, cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_AUTO as u32, device) },
+            "cuCtxCreate",
+        )?;
         Ok(ctx as jlong)
     })
 }

@@ -5,13 +5,13 @@
 //! tests/bench/alloc_churn.c run in this process, so that MemoryBenchmark can take turns with it.
 
 use crate::core::driver::{self, CuResult};
-use crate::jni::native_entry::native;
-use crate::jni::testing_entry_point::lookup;
-use crate::jni::entry::entry;
-use crate::jni::raw::convert;
 use crate::core::error::Error;
 use crate::core::memory::pool::Pool;
+use crate::jni::entry::entry;
+use crate::jni::native_entry::native;
 use crate::jni::native_ptr::HandlePtr;
+use crate::jni::raw::convert;
+use crate::jni::testing_entry_point::lookup;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 use jni::objects::{JClass, JLongArray};
 use jni::sys::{jint, jlong};
@@ -56,7 +56,19 @@ fn launch_with_one_pointer(env: EnvUnowned<'_>, _: JClass<'_>, function: jlong, 
         // pointer, a live stream (or 0) and a device pointer valid where the kernel runs; `params`
         // lives on this frame for the whole call.
         let rc = unsafe {
-            (d.api.cuLaunchKernel)(function as CUfunction, 1, 1, 1, 1, 1, 1, 0, stream as CUstream, params.as_mut_ptr(), std::ptr::null_mut())
+            (d.api.cuLaunchKernel)(
+                function as CUfunction,
+                1,
+                1,
+                1,
+                1,
+                1,
+                1,
+                0,
+                stream as CUstream,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
         };
         Ok(rc)
     })
@@ -85,7 +97,15 @@ const WAY_CONTEXT_ID_PER_CALL: jint = 2;
 /// (`cuMemAllocAsync`); its bits add one of cuhandle's costs at a time, to tell where a gap to the
 /// C loop comes from. Returns each round's nanoseconds, timed as the C loop times them (a monotonic
 /// clock around the three calls). Throws if a call fails or the driver lacks `cuMemAllocAsync`.
-fn churn_in_stream_order<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr, stream: jlong, bytes: jlong, rounds: jint, way: jint) -> JLongArray<'l> {
+fn churn_in_stream_order<'l>(
+    env: EnvUnowned<'l>,
+    _: JClass<'l>,
+    h: HandlePtr,
+    stream: jlong,
+    bytes: jlong,
+    rounds: jint,
+    way: jint,
+) -> JLongArray<'l> {
     entry!(env, |e| {
         let handle = h.get()?;
         let ctx = handle.context();

@@ -41,7 +41,9 @@ pub(crate) unsafe fn lookup<F: Copy>(symbol: &str, cuda_version: i32) -> Result<
     let mut pfn: *mut c_void = std::ptr::null_mut();
     let mut status: c_int = 0;
     // SAFETY: `name` is NUL-terminated; the out-pointers are valid locals.
-    let rc = unsafe { get_proc(name.as_ptr(), &mut pfn, cuda_version, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT as u64, &mut status) };
+    let rc = unsafe {
+        get_proc(name.as_ptr(), &mut pfn, cuda_version, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT as u64, &mut status)
+    };
     if rc != 0 || status != CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS as c_int || pfn.is_null() {
         return Ok(None);
     }

@@ -4,10 +4,10 @@
 //! them makes `available()` false and the tests skip.
 
 use crate::core::driver::{self, CuResult};
+use crate::jni::entry::entry;
 use crate::jni::native_entry::native;
 use crate::jni::raw::convert;
 use crate::jni::testing_entry_point::lookup;
-use crate::jni::entry::entry;
 use cudarc::driver::sys::{CUcontext, CUdevice, CUstream};
 use jni::objects::{JClass, JLongArray};
 use jni::sys::{jboolean, jint, jlong};
@@ -50,7 +50,8 @@ impl DevResource {
 }
 
 type DeviceGetDevResource = unsafe extern "C" fn(CUdevice, *mut DevResource, c_int) -> CuResult;
-type SmResourceSplitByCount = unsafe extern "C" fn(*mut DevResource, *mut c_uint, *const DevResource, *mut DevResource, c_uint, c_uint) -> CuResult;
+type SmResourceSplitByCount =
+    unsafe extern "C" fn(*mut DevResource, *mut c_uint, *const DevResource, *mut DevResource, c_uint, c_uint) -> CuResult;
 type ResourceGenerateDesc = unsafe extern "C" fn(*mut *mut c_void, *mut DevResource, c_uint) -> CuResult;
 type GreenCtxCreate = unsafe extern "C" fn(*mut *mut c_void, *mut c_void, CUdevice, c_uint) -> CuResult;
 type CtxFromGreenCtx = unsafe extern "C" fn(*mut CUcontext, *mut c_void) -> CuResult;
@@ -99,7 +100,11 @@ fn green_api() -> crate::core::error::Result<Option<GreenApi>> {
 }
 
 fn required() -> crate::core::error::Result<GreenApi> {
-    green_api()?.ok_or_else(|| crate::core::error::Error::invalid_state("this driver has no green contexts (CUDA 12.4+); check GreenContextTestApi.available() first"))
+    green_api()?.ok_or_else(|| {
+        crate::core::error::Error::invalid_state(
+            "this driver has no green contexts (CUDA 12.4+); check GreenContextTestApi.available() first",
+        )
+    })
 }
 
 fn available(env: EnvUnowned<'_>, _: JClass<'_>) -> jboolean {

@@ -48,7 +48,11 @@ impl<T: Default> ErrorPolicy<T, Failure> for ThrowJava {
                 .unwrap_or_else(|| "unknown panic payload".to_string())
         });
         if !env.exception_check() {
-            throw_new(env.get_raw(), "java/lang/RuntimeException", &format!("cuhandle native code panicked (this is a bug in cuhandle): {text}"));
+            throw_new(
+                env.get_raw(),
+                "java/lang/RuntimeException",
+                &format!("cuhandle native code panicked (this is a bug in cuhandle): {text}"),
+            );
         }
         Ok(T::default())
     }

@@ -5,10 +5,10 @@
 use crate::core::error::Error;
 use crate::core::transfer::{self, Plan};
 use crate::jni::buffer::{pair, size};
-use crate::jni::native_ptr::{BufferPtr, HandlePtr};
-use crate::jni::native_entry::native;
-use crate::jni::raw;
 use crate::jni::entry::entry;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{BufferPtr, HandlePtr};
+use crate::jni::raw;
 use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JObject};
 use jni::sys::{jboolean, jint, jlong};
@@ -68,7 +68,8 @@ impl PlanArgs {
 /// never held up behind GPU work (rule L4).
 fn copy_range(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), array: &JObject<'_>, range: Range, plan: PlanArgs) -> JniResult<()> {
     let (handle, buffer) = pair(&h, &b)?;
-    let (offset, array_offset, bytes) = (size(range.offset, "the buffer offset")?, size(range.array_offset, "the array offset")?, size(range.bytes, "the length")?);
+    let (offset, array_offset, bytes) =
+        (size(range.offset, "the buffer offset")?, size(range.array_offset, "the array offset")?, size(range.bytes, "the length")?);
     if array.is_null() {
         return Err(Error::invalid_argument("the Java array is null").into());
     }
@@ -76,8 +77,15 @@ fn copy_range(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), array: &JObject<'_>
     // the type `type_code` names (ArrayTransfers passes them together).
     let region = unsafe { raw::ArrayRegion::new(env.get_raw(), array.as_raw(), range.type_code, plan.critical_copy)? };
     let element = region.element_bytes();
-    if array_offset.checked_add(bytes).is_none_or(|end| end > region.bytes()) || !array_offset.is_multiple_of(element) || !bytes.is_multiple_of(element) {
-        return Err(Error::invalid_argument(format!("byte range [{array_offset}, {array_offset}+{bytes}) is not whole elements inside the Java array of {} bytes", region.bytes())).into());
+    if array_offset.checked_add(bytes).is_none_or(|end| end > region.bytes())
+        || !array_offset.is_multiple_of(element)
+        || !bytes.is_multiple_of(element)
+    {
+        return Err(Error::invalid_argument(format!(
+            "byte range [{array_offset}, {array_offset}+{bytes}) is not whole elements inside the Java array of {} bytes",
+            region.bytes()
+        ))
+        .into());
     }
     let plan = plan.plan(element)?;
     let _scope = handle.activate()?;
@@ -86,10 +94,17 @@ fn copy_range(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), array: &JObject<'_>
     // switch waits for calls in flight), and the handle's queue is that stream.
     let queue = handle.queue()?;
     if range.stream != HANDLE_STREAM && queue.raw() as usize as jlong != range.stream {
-        return Err(Error::invalid_state(format!("an array copy's ranges were meant for stream {:#x}, but the handle's stream is now {:p}", range.stream, queue.raw())).into());
+        return Err(Error::invalid_state(format!(
+            "an array copy's ranges were meant for stream {:#x}, but the handle's stream is now {:p}",
+            range.stream,
+            queue.raw()
+        ))
+        .into());
     }
     if range.upload {
-        transfer::upload(buffer, offset, bytes, &queue, plan, range.wait_for_device, |done, piece| region.read(array_offset + done, piece))?;
+        transfer::upload(buffer, offset, bytes, &queue, plan, range.wait_for_device, |done, piece| {
+            region.read(array_offset + done, piece)
+        })?;
     } else {
         transfer::download(buffer, offset, bytes, &queue, plan, |done, piece| region.write(array_offset + done, piece))?;
     }
@@ -99,8 +114,23 @@ fn copy_range(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), array: &JObject<'_>
 /// One range of an array copy (see `copy_range`).
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
 fn array_copy(
-    env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, b: BufferPtr, offset: jlong, array: JObject<'_>, type_code: jint, array_offset: jlong, bytes: jlong,
-    upload: jboolean, stream: jlong, chunk_bytes: jlong, depth: jint, slot_bytes: jlong, idle_slots: jint, wait_for_device: jboolean, critical_copy: jboolean,
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    h: HandlePtr,
+    b: BufferPtr,
+    offset: jlong,
+    array: JObject<'_>,
+    type_code: jint,
+    array_offset: jlong,
+    bytes: jlong,
+    upload: jboolean,
+    stream: jlong,
+    chunk_bytes: jlong,
+    depth: jint,
+    slot_bytes: jlong,
+    idle_slots: jint,
+    wait_for_device: jboolean,
+    critical_copy: jboolean,
 ) {
     let range = Range { offset, type_code, array_offset, bytes, upload, wait_for_device, stream };
     let plan = PlanArgs { chunk_bytes, depth, slot_bytes, max_idle_slots: idle_slots, critical_copy };

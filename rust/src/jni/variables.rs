@@ -5,10 +5,10 @@ use crate::core::context::Context;
 use crate::core::error::Error;
 use crate::core::variables::{self, Kind, Variable};
 use crate::jni::buffer::size;
-use crate::jni::native_ptr::{HandlePtr, LibraryPtr};
-use crate::jni::native_entry::native;
-use crate::jni::raw::convert;
 use crate::jni::entry::entry;
+use crate::jni::native_entry::native;
+use crate::jni::native_ptr::{HandlePtr, LibraryPtr};
+use crate::jni::raw::convert;
 use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JLongArray, JString};
 use jni::sys::{jint, jlong};
@@ -66,7 +66,16 @@ fn managed_read(env: EnvUnowned<'_>, _: JClass<'_>, lib: LibraryPtr, address: jl
 
 /// Writes the low `length` bytes of `value` at `offset` of a managed variable.
 #[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
-fn managed_write(env: EnvUnowned<'_>, _: JClass<'_>, lib: LibraryPtr, address: jlong, bytes: jlong, offset: jlong, length: jint, value: jlong) {
+fn managed_write(
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    lib: LibraryPtr,
+    address: jlong,
+    bytes: jlong,
+    offset: jlong,
+    length: jint,
+    value: jlong,
+) {
     entry!(env, |_e| {
         let (variable, offset) = managed(&lib, address, bytes, offset)?;
         // SAFETY: as in managed_read.

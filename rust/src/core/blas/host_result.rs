@@ -63,7 +63,10 @@ impl HostResult {
     /// results are copied into it instead.
     pub fn new(memory: PinnedMemory, ctx: &Context) -> Result<HostResult> {
         if memory.bytes() < HOST_RESULT_BYTES {
-            return Err(crate::core::error::Error::invalid_state(format!("a host result slot needs {HOST_RESULT_BYTES} bytes; {} were given", memory.bytes())));
+            return Err(crate::core::error::Error::invalid_state(format!(
+                "a host result slot needs {HOST_RESULT_BYTES} bytes; {} were given",
+                memory.bytes()
+            )));
         }
         let host = memory.address();
         let mut device: CUdeviceptr = 0;
@@ -272,7 +275,8 @@ mod tests {
         );
         assert_eq!(waited.unwrap(), Waited::Blocked);
         assert!(blocked.get());
-        let failed = spin_then_block(|| false, || Err(Error::cuda(700, "cuStreamSynchronize", "illegal address")), Duration::from_micros(20));
+        let failed =
+            spin_then_block(|| false, || Err(Error::cuda(700, "cuStreamSynchronize", "illegal address")), Duration::from_micros(20));
         assert!(matches!(failed, Err(Error::Cuda(f)) if f.code == 700));
     }
 

@@ -116,7 +116,15 @@ fn grid_for(sms: u64, n: i64, p: Precision, op: Op) -> u32 {
 
 /// Launches a BLAS kernel on `on` (the handle's queue), after noting that stream's use of each
 /// operand's memory (rule L3); the context must be active.
-fn launch(handle: &Handle, op: Op, p: Precision, n: i64, params: &mut [*mut c_void], on: &StreamUse, operands: &[Option<&DeviceMemory>]) -> Result<()> {
+fn launch(
+    handle: &Handle,
+    op: Op,
+    p: Precision,
+    n: i64,
+    params: &mut [*mut c_void],
+    on: &StreamUse,
+    operands: &[Option<&DeviceMemory>],
+) -> Result<()> {
     let f = HandleState::of(handle)?.functions().get(op, p);
     for memory in operands.iter().flatten() {
         memory.before_use(on)?;
@@ -126,7 +134,8 @@ fn launch(handle: &Handle, op: Op, p: Precision, n: i64, params: &mut [*mut c_vo
     let ctx = handle.context();
     // On compute capability 9.0+ every BLAS kernel waits (griddepcontrol.wait) before touching
     // memory, so it may be a dependent launch (see LaunchShape::dependent).
-    let shape = LaunchShape { dependent: handle.device().compute_capability.0 >= 9, ..LaunchShape::linear(g, abi::CUH_BLOCK_THREADS as u32) };
+    let shape =
+        LaunchShape { dependent: handle.device().compute_capability.0 >= 9, ..LaunchShape::linear(g, abi::CUH_BLOCK_THREADS as u32) };
     // SAFETY: `f` is the kernel's function in the current context and `stream` the handle's
     // stream; `params` holds one pointer per kernel parameter, each to a local of the parameter's
     // exact type (see callers); the dependent shape's condition holds as said above.
@@ -172,7 +181,15 @@ pub fn axpy(handle: &Handle, p: Precision, n: i64, alpha: f64, x: Vector, y: Vec
     }
     let _scope = handle.activate()?;
     let (mut n_, mut a, mut ix, mut iy) = (n, scalar(p, alpha), x.inc, y.inc);
-    launch(handle, Op::Axpy, p, n, &mut [p!(n_), p!(a), p!(xp), p!(ix), p!(yp), p!(iy)], &*handle.queue()?, &[Some(x.memory), Some(y.memory)])
+    launch(
+        handle,
+        Op::Axpy,
+        p,
+        n,
+        &mut [p!(n_), p!(a), p!(xp), p!(ix), p!(yp), p!(iy)],
+        &*handle.queue()?,
+        &[Some(x.memory), Some(y.memory)],
+    )
 }
 
 /// y = x (copy) or x <-> y (swap)
@@ -255,7 +272,15 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
     match (op, y) {
         (Op::Dot, Some(y)) => {
             let (mut yp, mut iy) = (yp, y.inc);
-            launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(yp), p!(iy), p!(workspace), p!(result), p!(sequence)], &queue, &operands)?;
+            launch(
+                handle,
+                op,
+                p,
+                n,
+                &mut [p!(n_), p!(xp), p!(ix), p!(yp), p!(iy), p!(workspace), p!(result), p!(sequence)],
+                &queue,
+                &operands,
+            )?;
         }
         (Op::Dot, None) => return Err(Error::invalid_argument("dot needs a y vector")),
         _ => launch(handle, op, p, n, &mut [p!(n_), p!(xp), p!(ix), p!(workspace), p!(result), p!(sequence)], &queue, &operands)?,

@@ -7,8 +7,11 @@
 //! plain `i32` so that a code unknown to the bindings can never become an invalid Rust enum value.
 //! cudarc still supplies the handle and pointer types and the attribute enumerations.
 
-use cudarc::driver::sys::{CUcontext, CUdevice, CUdeviceptr, CUdriverProcAddressQueryResult, CUdriverProcAddress_flags, CUevent, CUfunction, CUgraph, CUgraphExec, CUgraphNode, CUkernel, CUlibrary, CUstream};
 use super::launch_config::LaunchConfig;
+use cudarc::driver::sys::{
+    CUcontext, CUdevice, CUdeviceptr, CUdriverProcAddressQueryResult, CUdriverProcAddress_flags, CUevent, CUfunction, CUgraph, CUgraphExec,
+    CUgraphNode, CUkernel, CUlibrary, CUstream,
+};
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
 /// A raw `CUresult`.
@@ -79,7 +82,9 @@ fn lookup_optional(get_proc: GetProcAddress, symbol: &str, cuda_version: c_int) 
     let mut pfn: *mut c_void = std::ptr::null_mut();
     let mut status: c_int = 0;
     // SAFETY: `symbol` is NUL-terminated, the out-pointers are valid locals.
-    let rc = unsafe { get_proc(symbol.as_ptr().cast(), &mut pfn, cuda_version, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT as u64, &mut status) };
+    let rc = unsafe {
+        get_proc(symbol.as_ptr().cast(), &mut pfn, cuda_version, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT as u64, &mut status)
+    };
     (rc == 0 && status == CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS as c_int && !pfn.is_null()).then_some(pfn)
 }
 

@@ -16,16 +16,30 @@ use std::ffi::c_void;
 /// cuLaunchKernel documents; `cukernel_in_user_ctx_ok` of tests/bench/anchors.cu in
 /// docs/runs/2026-11-29-anchors.txt); `stream` is live and accepted with what is current on this
 /// thread; a `dependent` shape's kernel waits before touching memory (see `LaunchShape`).
-pub unsafe fn queue(api: &DriverApi, function: CUfunction, shape: &LaunchShape, stream: CUstream, params: *mut *mut c_void) -> (CuResult, &'static str) {
+pub unsafe fn queue(
+    api: &DriverApi,
+    function: CUfunction,
+    shape: &LaunchShape,
+    stream: CUstream,
+    params: *mut *mut c_void,
+) -> (CuResult, &'static str) {
     if !shape.needs_attributes() {
         let [gx, gy, gz] = shape.grid;
         let [bx, by, bz] = shape.block;
         // SAFETY: the function's contract.
-        let rc = unsafe { (api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) };
+        let rc =
+            unsafe { (api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) };
         return (rc, "cuLaunchKernel");
     }
     let (mut attrs, num_attrs) = attributes(shape);
-    let config = LaunchConfig { grid: shape.grid, block: shape.block, shared_bytes: shape.shared_bytes, stream, attrs: attrs.as_mut_ptr(), num_attrs };
+    let config = LaunchConfig {
+        grid: shape.grid,
+        block: shape.block,
+        shared_bytes: shape.shared_bytes,
+        stream,
+        attrs: attrs.as_mut_ptr(),
+        num_attrs,
+    };
     // SAFETY: the function's contract; `config` and the attributes it points to live on this
     // stack frame for the whole call and have cuda.h's layout (tests of `launch_config`).
     let rc = unsafe { (api.cuLaunchKernelEx)(&config, function, params, std::ptr::null_mut()) };
@@ -38,9 +52,21 @@ pub unsafe fn queue(api: &DriverApi, function: CUfunction, shape: &LaunchShape, 
 ///
 /// # Safety
 /// `function` is a function of the current context and `stream` a live stream of it (or null).
-pub unsafe fn max_potential_cluster_size(api: &DriverApi, function: CUfunction, shape: &LaunchShape, stream: CUstream) -> Option<(CuResult, i32)> {
+pub unsafe fn max_potential_cluster_size(
+    api: &DriverApi,
+    function: CUfunction,
+    shape: &LaunchShape,
+    stream: CUstream,
+) -> Option<(CuResult, i32)> {
     let query = api.cuOccupancyMaxPotentialClusterSize?;
-    let config = LaunchConfig { grid: shape.grid, block: shape.block, shared_bytes: shape.shared_bytes, stream, attrs: std::ptr::null_mut(), num_attrs: 0 };
+    let config = LaunchConfig {
+        grid: shape.grid,
+        block: shape.block,
+        shared_bytes: shape.shared_bytes,
+        stream,
+        attrs: std::ptr::null_mut(),
+        num_attrs: 0,
+    };
     let mut blocks = 0;
     // SAFETY: the function's contract; the out-pointer and `config` are valid locals with cuda.h's
     // layout (tests of `launch_config`).

@@ -7,7 +7,8 @@ use cudarc::driver::sys::{CUlaunchAttributeID, CUstream};
 // The attribute ids, from cudarc's bindgen of cuda.h rather than written by hand.
 const LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE as u32;
 const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION as u32;
-const LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: u32 = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION as u32;
+const LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: u32 =
+    CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION as u32;
 
 #[derive(Debug, Clone, Copy)]
 pub struct LaunchShape {
@@ -28,7 +29,14 @@ pub struct LaunchShape {
 impl LaunchShape {
     /// A 1-D grid of `blocks` blocks of `threads` threads, no shared memory, no attributes.
     pub fn linear(blocks: u32, threads: u32) -> LaunchShape {
-        LaunchShape { grid: [blocks, 1, 1], block: [threads, 1, 1], shared_bytes: 0, cooperative: false, cluster: [0, 0, 0], dependent: false }
+        LaunchShape {
+            grid: [blocks, 1, 1],
+            block: [threads, 1, 1],
+            shared_bytes: 0,
+            cooperative: false,
+            cluster: [0, 0, 0],
+            dependent: false,
+        }
     }
 
     /// Whether the launch needs `cuLaunchKernelEx` (cooperative, clustered or dependent).

@@ -8,9 +8,12 @@ pub mod stream_context;
 pub use api::{CuResult, DriverApi};
 
 use crate::core::configured_path::ConfiguredPath;
+use crate::core::error::{
+    CudaFailure, Error, Result, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED,
+    CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND,
+};
 use crate::core::library_search;
 use crate::core::shared_library;
-use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 
 use std::ffi::CStr;
 use std::sync::OnceLock;
@@ -94,7 +97,12 @@ fn load_from(candidates: &[String], searched: Option<&str>) -> std::result::Resu
     library_search::warn_once_about_ld_library_path();
     shared_library::open_first(candidates, finish_load).map_err(|tried| {
         let advice = format!("Set -Dcuhandle.driver.path=/path/to/libcuda.so.1 or {DRIVER_PATH_ENV} to choose one");
-        let wording = library_search::Wording { library: "libcuda", not_found: "libcuda was not found (is the NVIDIA driver installed?)", names: DRIVER_NAMES, advice: &advice };
+        let wording = library_search::Wording {
+            library: "libcuda",
+            not_found: "libcuda was not found (is the NVIDIA driver installed?)",
+            names: DRIVER_NAMES,
+            advice: &advice,
+        };
         let (code, message) = library_search::failure(&wording, tried, candidates, searched);
         CudaFailure { code, operation: OPERATION.into(), message }
     })
@@ -166,7 +174,9 @@ impl Driver {
         // leave it null and return an error for unknown codes).
         let (rn, rt) = unsafe { ((self.api.cuGetErrorName)(rc, &mut name), (self.api.cuGetErrorString)(rc, &mut text)) };
         // SAFETY: on success the driver returned pointers to NUL-terminated static strings.
-        let read = |r: CuResult, p: *const std::ffi::c_char| (r == 0 && !p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
+        let read = |r: CuResult, p: *const std::ffi::c_char| {
+            (r == 0 && !p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        };
         match (read(rn, name), read(rt, text)) {
             (Some(n), Some(t)) => format!("{n} ({rc}): {t}"),
             (Some(n), None) => format!("{n} ({rc})"),
@@ -240,7 +250,10 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let bogus = dir.join("libcuda.so.1");
         std::fs::write(&bogus, b"not an ELF file").expect("write");
-        let err = load_from(&[bogus.display().to_string(), "/nonexistent/libcuda.so.1".to_string()], None).err().map(Error::Cuda).expect("refused");
+        let err = load_from(&[bogus.display().to_string(), "/nonexistent/libcuda.so.1".to_string()], None)
+            .err()
+            .map(Error::Cuda)
+            .expect("refused");
         std::fs::remove_dir_all(&dir).ok();
         assert_eq!(err.cuda_code(), Some(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED));
         let text = err.to_string();

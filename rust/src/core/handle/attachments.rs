@@ -47,10 +47,16 @@ impl<A: ?Sized + AsAny> Attachments<A> {
         if let Some(found) = self.get::<T>() {
             return Ok(found);
         }
-        let slot = self.slots.iter().find(|slot| slot.get().is_none()).ok_or_else(|| Error::invalid_state(format!("a handle holds at most {KINDS} kinds of attachment")))?;
+        let slot = self
+            .slots
+            .iter()
+            .find(|slot| slot.get().is_none())
+            .ok_or_else(|| Error::invalid_state(format!("a handle holds at most {KINDS} kinds of attachment")))?;
         // The slot is empty and stays so until this lock is released: the value goes into it.
         let _ = slot.set(make()?);
-        slot.get().and_then(|a| a.as_any().downcast_ref::<T>()).ok_or_else(|| Error::invalid_state("a handle attachment is not of the type it was made for"))
+        slot.get()
+            .and_then(|a| a.as_any().downcast_ref::<T>())
+            .ok_or_else(|| Error::invalid_state("a handle attachment is not of the type it was made for"))
     }
 
     /// Every attachment made, as they were made.

@@ -9,8 +9,8 @@
 use crate::core::context::Context;
 use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT};
 use crate::core::memory::context_memory::ContextMemory;
-use crate::core::memory::uses::Uses;
 use crate::core::memory::failed_allocation::failed_allocation;
+use crate::core::memory::uses::Uses;
 use crate::core::raw_value;
 use crate::core::streams::{self, StreamUse, UseLog};
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
@@ -285,9 +285,7 @@ fn free_context_wide(ctx: &Context, ptr: CUdeviceptr) -> Result<()> {
 fn address_of_range(base: CUdeviceptr, bytes: usize, offset: usize, len: usize) -> Result<CUdeviceptr> {
     match offset.checked_add(len) {
         Some(end) if end <= bytes => Ok(base + offset as u64),
-        _ => Err(Error::invalid_argument(format!(
-            "byte range [{offset}, {offset}+{len}) is outside the device buffer of {bytes} bytes"
-        ))),
+        _ => Err(Error::invalid_argument(format!("byte range [{offset}, {offset}+{len}) is outside the device buffer of {bytes} bytes"))),
     }
 }
 

@@ -19,6 +19,9 @@ pub(crate) fn failed_allocation(ctx: &Context, rc: i32, bytes: usize, op: &str) 
     Error::cuda(
         CUDA_ERROR_OUT_OF_MEMORY,
         op,
-        format!("CUDA_ERROR_OUT_OF_MEMORY (2): could not allocate {bytes} bytes ({:.2} GiB) of device memory{state}", bytes as f64 / (1u64 << 30) as f64),
+        format!(
+            "CUDA_ERROR_OUT_OF_MEMORY (2): could not allocate {bytes} bytes ({:.2} GiB) of device memory{state}",
+            bytes as f64 / (1u64 << 30) as f64
+        ),
     )
 }

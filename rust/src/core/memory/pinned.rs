@@ -12,8 +12,8 @@
 use crate::core::context::Context;
 use crate::core::error::{Error, Result};
 use crate::core::memory::context_memory::ContextMemory;
-use crate::core::memory::pinned_cache::PinnedBlock;
 use crate::core::memory::device::DeviceMemory;
+use crate::core::memory::pinned_cache::PinnedBlock;
 use crate::core::streams::{self, StreamUse};
 use cudarc::driver::sys::CUstream;
 use std::sync::{Arc, Mutex};
@@ -54,7 +54,10 @@ impl PinnedMemory {
         match offset.checked_add(len) {
             // SAFETY: the offset lies inside (or one past) the allocation.
             Some(end) if end <= self.bytes => Ok(unsafe { self.address().add(offset) }),
-            _ => Err(Error::invalid_argument(format!("byte range [{offset}, {offset}+{len}) is outside the host buffer of {} bytes", self.bytes))),
+            _ => Err(Error::invalid_argument(format!(
+                "byte range [{offset}, {offset}+{len}) is outside the host buffer of {} bytes",
+                self.bytes
+            ))),
         }
     }
 
@@ -82,7 +85,15 @@ impl PinnedMemory {
         self.copy(host_offset, src, src_offset, len, on, false)
     }
 
-    fn copy(&self, host_offset: usize, device: &DeviceMemory, device_offset: usize, len: usize, on: &StreamUse, upload: bool) -> Result<()> {
+    fn copy(
+        &self,
+        host_offset: usize,
+        device: &DeviceMemory,
+        device_offset: usize,
+        len: usize,
+        on: &StreamUse,
+        upload: bool,
+    ) -> Result<()> {
         let host = self.range(host_offset, len)?;
         let d = device.check_range(device_offset, len)?;
         if len == 0 {

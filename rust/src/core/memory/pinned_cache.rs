@@ -159,7 +159,10 @@ fn allocate(ctx: &Context, bytes: usize) -> Result<PinnedBlock> {
         return Err(Error::cuda(
             rc,
             "cuMemHostAlloc",
-            format!("CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of host memory ({:.2} GiB)", bytes as f64 / (1u64 << 30) as f64),
+            format!(
+                "CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of host memory ({:.2} GiB)",
+                bytes as f64 / (1u64 << 30) as f64
+            ),
         ));
     }
     ctx.check(rc, "cuMemHostAlloc")?;

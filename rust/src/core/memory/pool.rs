@@ -105,7 +105,9 @@ impl Pool {
         let rc = unsafe { (api.cuMemPoolSetAttribute)(raw, ATTR_RELEASE_THRESHOLD, (&mut threshold as *mut u64).cast()) };
         let set = ctx.check(rc, "cuMemPoolSetAttribute(RELEASE_THRESHOLD)").and_then(|()| {
             // SAFETY: as above.
-            let rc = unsafe { (api.cuMemPoolSetAttribute)(raw, ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, (&mut no_internal_dependencies as *mut i32).cast()) };
+            let rc = unsafe {
+                (api.cuMemPoolSetAttribute)(raw, ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, (&mut no_internal_dependencies as *mut i32).cast())
+            };
             ctx.check(rc, "cuMemPoolSetAttribute(REUSE_ALLOW_INTERNAL_DEPENDENCIES)")
         });
         if let Err(e) = set {
@@ -134,14 +136,18 @@ impl Pool {
         // SAFETY: a live pool of the context and a live stream of it (the caller's contract above);
         // the out-pointer is valid.
         let rc = unsafe { (ctx.driver().api.cuMemAllocFromPoolAsync)(&mut ptr, bytes, self.raw as *mut c_void, stream) };
-        if rc == 0 { Ok(ptr) } else { Err(rc) }
+        if rc == 0 {
+            Ok(ptr)
+        } else {
+            Err(rc)
+        }
     }
 
     /// Gives cached memory back to the device (`cuMemPoolTrimTo(0)`): what is handed out stays,
     /// and so does memory whose free has not run yet on its stream.
     pub fn trim(&self, ctx: &Context) -> Result<()> {
         let _scope = ctx.activate()?; // also from an allocation made without activation
-        // SAFETY: a live pool of the context, which is active (the scope above).
+                                      // SAFETY: a live pool of the context, which is active (the scope above).
         ctx.check(unsafe { (ctx.driver().api.cuMemPoolTrimTo)(self.raw as *mut c_void, 0) }, "cuMemPoolTrimTo")
     }
 
@@ -149,10 +155,16 @@ impl Pool {
         let read = |attribute: i32, what: &str| -> Result<u64> {
             let mut value = 0u64;
             // SAFETY: a live pool; both attributes are cuuint64_t, written through the pointer.
-            ctx.check(unsafe { (ctx.driver().api.cuMemPoolGetAttribute)(self.raw as *mut c_void, attribute, (&mut value as *mut u64).cast()) }, what)?;
+            ctx.check(
+                unsafe { (ctx.driver().api.cuMemPoolGetAttribute)(self.raw as *mut c_void, attribute, (&mut value as *mut u64).cast()) },
+                what,
+            )?;
             Ok(value)
         };
-        Ok(PoolStats { used: read(ATTR_USED_MEM_CURRENT, "cuMemPoolGetAttribute(USED_MEM_CURRENT)")?, reserved: read(ATTR_RESERVED_MEM_CURRENT, "cuMemPoolGetAttribute(RESERVED_MEM_CURRENT)")? })
+        Ok(PoolStats {
+            used: read(ATTR_USED_MEM_CURRENT, "cuMemPoolGetAttribute(USED_MEM_CURRENT)")?,
+            reserved: read(ATTR_RESERVED_MEM_CURRENT, "cuMemPoolGetAttribute(RESERVED_MEM_CURRENT)")?,
+        })
     }
 
     /// Destroys the pool. Memory still handed out or with frees still queued is released by the

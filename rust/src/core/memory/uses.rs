@@ -98,7 +98,10 @@ mod tests {
     fn only_the_home_use_itself_goes_unnoted() {
         let user = Uses::at_home(StreamUse::User { raw: 0x200, attachment: 3 });
         assert!(user.covered_by_home(&StreamUse::User { raw: 0x200, attachment: 3 }));
-        assert!(!user.covered_by_home(&StreamUse::User { raw: 0x200, attachment: 4 }), "a later attachment of the same stream must be noted");
+        assert!(
+            !user.covered_by_home(&StreamUse::User { raw: 0x200, attachment: 4 }),
+            "a later attachment of the same stream must be noted"
+        );
         let stream = Arc::new(PooledStream::for_test(0x100, 1));
         let pooled = Uses::at_home(StreamUse::Pooled(Lease { stream: Arc::clone(&stream), number: 1 }));
         assert!(pooled.covered_by_home(&StreamUse::Pooled(Lease { stream: Arc::clone(&stream), number: 1 })));

@@ -10,11 +10,13 @@ mod target;
 pub use program::{Outcome, Request};
 pub use target::{Output, Target};
 
+use crate::core::configured_path::ConfiguredPath;
 use crate::core::driver::{library_stem, mapped_path_of};
+use crate::core::error::{
+    CudaFailure, Error, Result, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND,
+};
 use crate::core::library_search;
 use crate::core::shared_library;
-use crate::core::configured_path::ConfiguredPath;
-use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND};
 use api::NvrtcApi;
 use compile_gate::CompileGate;
 use std::sync::OnceLock;
@@ -65,15 +67,13 @@ pub fn set_path(path: Option<String>) {
 /// NVRTC, loaded on first use; the outcome (either way) is kept for the process.
 pub fn loaded() -> Result<&'static Nvrtc> {
     LOADED
-        .get_or_init(|| {
-            match CONFIGURED_PATH.get() {
-                Ok(Some(path)) => load_from(&[path], None),
-                Ok(None) => {
-                    let folders = folders();
-                    load_from(&default_candidates(&folders), Some(&library_search::searched_places(&folders)))
-                }
-                Err(message) => Err(CudaFailure { code: CUDA_ERROR_INVALID_VALUE, operation: OPERATION.to_string(), message }),
+        .get_or_init(|| match CONFIGURED_PATH.get() {
+            Ok(Some(path)) => load_from(&[path], None),
+            Ok(None) => {
+                let folders = folders();
+                load_from(&default_candidates(&folders), Some(&library_search::searched_places(&folders)))
             }
+            Err(message) => Err(CudaFailure { code: CUDA_ERROR_INVALID_VALUE, operation: OPERATION.to_string(), message }),
         })
         .as_ref()
         .map_err(|f| Error::Cuda(f.clone()))
@@ -128,7 +128,8 @@ fn load_from(candidates: &[String], searched: Option<&str>) -> std::result::Resu
     library_search::warn_once_about_ld_library_path();
     shared_library::open_first(candidates, finish_load).map_err(|tried| {
         let advice = format!("To compile CUDA source at run time, {INSTALL}");
-        let wording = library_search::Wording { library: "libnvrtc", not_found: "NVRTC (libnvrtc) was not found", names: NAMES, advice: &advice };
+        let wording =
+            library_search::Wording { library: "libnvrtc", not_found: "NVRTC (libnvrtc) was not found", names: NAMES, advice: &advice };
         let (code, message) = library_search::failure(&wording, tried, candidates, searched);
         CudaFailure { code, operation: OPERATION.to_string(), message }
     })
@@ -139,14 +140,19 @@ fn finish_load(library: libloading::Library, candidate: &str) -> std::result::Re
     let api = NvrtcApi::resolve(&library).map_err(|symbol| {
         (
             CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND,
-            format!("{path} lacks the NVRTC entry point {symbol}: it is not NVRTC, or one older than CUDA 11.2 (cuhandle needs 11.2 or newer)"),
+            format!(
+                "{path} lacks the NVRTC entry point {symbol}: it is not NVRTC, or one older than CUDA 11.2 (cuhandle needs 11.2 or newer)"
+            ),
         )
     })?;
     let (mut major, mut minor, mut count) = (0, 0, 0);
     // SAFETY: out-pointers are valid locals; these calls need no other NVRTC state.
     let rc = unsafe { ((api.nvrtcVersion)(&mut major, &mut minor), (api.nvrtcGetNumSupportedArchs)(&mut count)) };
     if rc != (api::NVRTC_SUCCESS, api::NVRTC_SUCCESS) || count <= 0 {
-        return Err((CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, format!("{path}: nvrtcVersion/nvrtcGetNumSupportedArchs failed ({rc:?}, {count} architectures)")));
+        return Err((
+            CUDA_ERROR_SHARED_OBJECT_INIT_FAILED,
+            format!("{path}: nvrtcVersion/nvrtcGetNumSupportedArchs failed ({rc:?}, {count} architectures)"),
+        ));
     }
     let mut architectures = vec![0; count as usize];
     // SAFETY: the array holds the `count` entries NVRTC just announced.
@@ -198,7 +204,11 @@ impl Nvrtc {
             if !log.is_empty() {
                 // Prefixed and escaped: the log quotes the source (`#line` names), which could forge records.
                 let log = crate::core::log_text::quoted_lines(log, "  nvrtc| ");
-                log::info!("NVRTC compiled {} for {} with messages:\n{log}", crate::core::log_text::escaped(&request.program_name), target.name());
+                log::info!(
+                    "NVRTC compiled {} for {} with messages:\n{log}",
+                    crate::core::log_text::escaped(&request.program_name),
+                    target.name()
+                );
             }
         }
         Ok(outcome)
@@ -241,7 +251,9 @@ extern "C" __global__ void KERNEL_NAME(float a, const float* x, float* y, int n)
 
     #[test]
     fn a_missing_nvrtc_is_an_error_listing_the_paths_and_how_to_install() {
-        let err = Error::Cuda(load_from(&["/nonexistent/libnvrtc.so".to_string(), "/not/here/libnvrtc.so.99".to_string()], None).err().expect("absent"));
+        let err = Error::Cuda(
+            load_from(&["/nonexistent/libnvrtc.so".to_string(), "/not/here/libnvrtc.so.99".to_string()], None).err().expect("absent"),
+        );
         assert_eq!(err.cuda_code(), Some(CUDA_ERROR_FILE_NOT_FOUND));
         let text = err.to_string();
         assert!(text.contains("/nonexistent/libnvrtc.so") && text.contains("/not/here/libnvrtc.so.99"), "{text}");
@@ -279,7 +291,8 @@ extern "C" __global__ void KERNEL_NAME(float a, const float* x, float* y, int n)
     fn a_kernel_compiles_to_ptx_with_defines_and_headers_applied() {
         let Some(nvrtc) = nvrtc() else { return };
         let target = nvrtc.target(Some("compute_70"), &[], false).expect("compute_70");
-        let Outcome::Compiled { image, .. } = nvrtc.compile(&request(&["-DKERNEL_NAME=saxpy_from_define"]), &target).expect("compile") else {
+        let Outcome::Compiled { image, .. } = nvrtc.compile(&request(&["-DKERNEL_NAME=saxpy_from_define"]), &target).expect("compile")
+        else {
             panic!("the kernel did not compile")
         };
         let ptx = String::from_utf8(image).expect("PTX is text");

@@ -5,7 +5,6 @@ use super::target::{Output, Target};
 use crate::core::error::{Error, Result};
 use std::ffi::{c_char, CStr, CString};
 
-
 /// What to compile. `options` are NVRTC options without the architecture (the target adds it).
 #[derive(Debug, Clone, Default)]
 pub struct Request {
@@ -120,7 +119,14 @@ pub fn compile(api: &NvrtcApi, request: &Request, target: &Target) -> Result<Out
     // SAFETY: every string is NUL-terminated and outlives the call; the two header arrays have
     // `headers.len()` entries each; NVRTC copies what it keeps.
     let rc = unsafe {
-        (api.nvrtcCreateProgram)(&mut raw, source.as_ptr(), name.as_ptr(), count(header_names.len())?, header_source_ptrs.as_ptr(), header_name_ptrs.as_ptr())
+        (api.nvrtcCreateProgram)(
+            &mut raw,
+            source.as_ptr(),
+            name.as_ptr(),
+            count(header_names.len())?,
+            header_source_ptrs.as_ptr(),
+            header_name_ptrs.as_ptr(),
+        )
     };
     if rc != api::NVRTC_SUCCESS {
         return Ok(failed(api, rc, String::new()));

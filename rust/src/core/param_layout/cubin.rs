@@ -128,7 +128,10 @@ mod tests {
         // nvcc lists the last parameter first; other attributes come between.
         let other = vec![EIFMT_SVAL, 0x37, 4, 0, 0x76, 0, 0, 0];
         let nval = vec![EIFMT_NVAL, 0x04, 0, 0];
-        assert_eq!(layout(&[other, kparam(2, 16, 4), nval, kparam(1, 8, 8), kparam(0, 0, 4), param_size(20)]), Some(vec![(0, 4), (8, 8), (16, 4)]));
+        assert_eq!(
+            layout(&[other, kparam(2, 16, 4), nval, kparam(1, 8, 8), kparam(0, 0, 4), param_size(20)]),
+            Some(vec![(0, 4), (8, 8), (16, 4)])
+        );
     }
 
     #[test]

@@ -28,14 +28,20 @@ pub fn members(b: &[u8]) -> Vec<Member> {
     // A fatbin: {magic u32, version u16, header size u16, payload size u64}, then its entries.
     while u32_at(b, start) == Some(u64::from(FATBIN_MAGIC)) {
         let (Some(header), Some(payload)) = (u16_at(b, start + 6), u64_at(b, start + 8)) else { break };
-        let Some(end) = (start as u64).checked_add(header).and_then(|e| e.checked_add(payload)).filter(|&e| e <= b.len() as u64) else { break };
+        let Some(end) = (start as u64).checked_add(header).and_then(|e| e.checked_add(payload)).filter(|&e| e <= b.len() as u64) else {
+            break;
+        };
         let end = end as usize;
         let mut at = start + header as usize;
         // An entry: {kind u16, version u16, header size u32, payload size u64, compressed size u32,
         // ..., flags u64 at 40, uncompressed size u64 at 56}.
         while at + 16 <= end {
             let (Some(kind), Some(entry_header), Some(size)) = (u16_at(b, at), u32_at(b, at + 4), u64_at(b, at + 8)) else { break };
-            let Some(next) = (at as u64).checked_add(entry_header).and_then(|n| n.checked_add(size)).filter(|&n| n <= end as u64 && entry_header >= 16) else { break };
+            let Some(next) =
+                (at as u64).checked_add(entry_header).and_then(|n| n.checked_add(size)).filter(|&n| n <= end as u64 && entry_header >= 16)
+            else {
+                break;
+            };
             let data = &b[at + entry_header as usize..next as usize];
             let compressed = u32_at(b, at + 16).unwrap_or(0);
             let flags = if entry_header >= 48 { u64_at(b, at + 40).unwrap_or(0) } else { 0 };
@@ -111,12 +117,7 @@ mod tests {
         // "\x7fELF" as 4 literals, then a match of 4 at offset 4 repeating them (token 0x40), then
         // the last sequence's one literal: 9 bytes.
         let lz4_elf = [0x40, 0x7f, b'E', b'L', b'F', 4, 0, 0x10, b'!'];
-        let b = fatbin(&[
-            entry(1, 0, 0, ptx),
-            entry(2, FLAG_LZ4, 9, &lz4_elf),
-            entry(8, 0, 0, b"nvvm ir"),
-            entry(2, 0x8000, 9, b"zstd?"),
-        ]);
+        let b = fatbin(&[entry(1, 0, 0, ptx), entry(2, FLAG_LZ4, 9, &lz4_elf), entry(8, 0, 0, b"nvvm ir"), entry(2, 0x8000, 9, b"zstd?")]);
         let found = members(&b);
         assert_eq!(found, vec![Member::Ptx(".version 7.8\n.target sm_70\n".into()), Member::Cubin(b"\x7fELF\x7fELF!".to_vec())]);
     }

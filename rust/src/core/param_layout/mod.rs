@@ -64,7 +64,9 @@ impl ImageLayouts {
         let mut lines: Vec<String> = self
             .kernels
             .iter()
-            .map(|(name, params)| std::iter::once(name.clone()).chain(params.iter().map(|p| format!("{}:{}", p.offset, p.size))).collect::<Vec<_>>().join(" "))
+            .map(|(name, params)| {
+                std::iter::once(name.clone()).chain(params.iter().map(|p| format!("{}:{}", p.offset, p.size))).collect::<Vec<_>>().join(" ")
+            })
             .collect();
         lines.sort();
         lines.join("\n")
@@ -126,7 +128,10 @@ mod tests {
             ("cuh_check_struct_at_4", vec![(0, 8), (8, 4), (12, 4), (16, 4), (20, bytes1k)]),
             ("cuh_check_pointer_and_count", vec![(0, 8), (8, 4)]),
             ("cuh_check_struct48", vec![(0, 48), (48, 8)]),
-            ("cuh_check_every_width", vec![(0, 1), (2, 2), (4, 4), (8, 8), (16, 4), (24, 8), (32, 8), (40, 48), (96, 16), (112, 24), (136, 1)]),
+            (
+                "cuh_check_every_width",
+                vec![(0, 1), (2, 2), (4, 4), (8, 8), (16, 4), (24, 8), (32, 8), (40, 48), (96, 16), (112, 24), (136, 1)],
+            ),
             ("cuh_check_no_parameters", vec![]),
             ("cuh_check_unused", vec![(0, 4), (8, 8), (16, 4)]),
             ("_Z14cuh_check_tmplIfEvPT_S0_", vec![(0, 8), (8, 4)]),
@@ -141,7 +146,8 @@ mod tests {
         let expected = expected();
         assert_eq!(layouts.len(), expected.len(), "{image:?}: {}", layouts.describe());
         for (name, params) in expected {
-            let got: Vec<(usize, usize)> = layouts.get(name).unwrap_or_else(|| panic!("{image:?} describes {name}")).iter().map(|p| (p.offset, p.size)).collect();
+            let got: Vec<(usize, usize)> =
+                layouts.get(name).unwrap_or_else(|| panic!("{image:?} describes {name}")).iter().map(|p| (p.offset, p.size)).collect();
             assert_eq!(got, params, "{image:?}: {name}");
         }
     }

@@ -167,7 +167,12 @@ mod tests {
     use super::*;
 
     fn layout(text: &str, kernel: &str) -> Option<Vec<(usize, usize)>> {
-        layouts(text).into_iter().find(|(n, _)| n == kernel).expect("kernel declared").1.map(|l| l.iter().map(|p| (p.offset, p.size)).collect())
+        layouts(text)
+            .into_iter()
+            .find(|(n, _)| n == kernel)
+            .expect("kernel declared")
+            .1
+            .map(|l| l.iter().map(|p| (p.offset, p.size)).collect())
     }
 
     #[test]

@@ -20,7 +20,15 @@ pub enum Image {
 }
 
 impl Image {
-    const ALL: [Image; 7] = [Image::Ptx, Image::CubinSm70, Image::CubinSm90, Image::Fatbin, Image::FatbinCompressed, Image::FatbinCubinsOnly, Image::FatbinPtxOnly];
+    const ALL: [Image; 7] = [
+        Image::Ptx,
+        Image::CubinSm70,
+        Image::CubinSm90,
+        Image::Fatbin,
+        Image::FatbinCompressed,
+        Image::FatbinCubinsOnly,
+        Image::FatbinPtxOnly,
+    ];
 
     fn nvcc_arguments(self) -> Vec<&'static str> {
         const SM70: &str = "arch=compute_70,code=sm_70";

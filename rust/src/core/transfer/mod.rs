@@ -32,7 +32,9 @@ pub struct Plan {
 impl Plan {
     fn checked(self) -> Result<Plan> {
         if self.chunk_bytes == 0 || self.depth == 0 || self.depth > 64 {
-            return Err(Error::invalid_argument(format!("transfer plan {self:?}: expected a chunk of at least 1 byte and 1 to 64 staging slots")));
+            return Err(Error::invalid_argument(format!(
+                "transfer plan {self:?}: expected a chunk of at least 1 byte and 1 to 64 staging slots"
+            )));
         }
         Ok(Plan { slot_bytes: self.slot_bytes.max(self.chunk_bytes), ..self })
     }
@@ -62,14 +64,20 @@ impl pipeline::Engine for DriverEngine<'_> {
         // SAFETY: the device range lies inside the allocation (checked once for the whole copy by
         // `copy`), the slot holds at least `len` bytes (a chunk) and stays allocated until its
         // event says the DMA finished; the context is active.
-        self.ctx.check(unsafe { (api.cuMemcpyHtoDAsync)(self.base + device_offset as u64, slot.address().cast(), len, self.stream) }, "cuMemcpyHtoDAsync")?;
+        self.ctx.check(
+            unsafe { (api.cuMemcpyHtoDAsync)(self.base + device_offset as u64, slot.address().cast(), len, self.stream) },
+            "cuMemcpyHtoDAsync",
+        )?;
         slot.mark_queued(self.ctx, self.stream)
     }
 
     fn to_host(&self, slot: &mut Slot, device_offset: usize, len: usize) -> Result<()> {
         let api = &self.ctx.driver().api;
         // SAFETY: as `to_device`; the slot's memory is not touched until its event is waited for.
-        self.ctx.check(unsafe { (api.cuMemcpyDtoHAsync)(slot.address().cast(), self.base + device_offset as u64, len, self.stream) }, "cuMemcpyDtoHAsync")?;
+        self.ctx.check(
+            unsafe { (api.cuMemcpyDtoHAsync)(slot.address().cast(), self.base + device_offset as u64, len, self.stream) },
+            "cuMemcpyDtoHAsync",
+        )?;
         slot.mark_queued(self.ctx, self.stream)
     }
 }
@@ -83,7 +91,15 @@ pub fn staging_pool(ctx: &Context) -> std::sync::Arc<Pool> {
 /// `[done, done + piece.len())` into `piece`. Returns once the source has been read; with
 /// `wait_for_device` only once the bytes are on the device, too. The context of `dst` must be
 /// active and `stream` one of its streams.
-pub fn upload(dst: &DeviceMemory, offset: usize, len: usize, on: &StreamUse, plan: Plan, wait_for_device: bool, fill: impl FnMut(usize, &mut [u8]) -> Result<()>) -> Result<()> {
+pub fn upload(
+    dst: &DeviceMemory,
+    offset: usize,
+    len: usize,
+    on: &StreamUse,
+    plan: Plan,
+    wait_for_device: bool,
+    fill: impl FnMut(usize, &mut [u8]) -> Result<()>,
+) -> Result<()> {
     copy(dst, offset, len, on, plan, |engine, slots, chunk| {
         pipeline::upload(engine, slots, offset, len, chunk, fill)?;
         if wait_for_device {
@@ -98,11 +114,25 @@ pub fn upload(dst: &DeviceMemory, offset: usize, len: usize, on: &StreamUse, pla
 /// Copies `len` bytes from `src` at `offset` on `stream` to a destination written in pieces:
 /// `drain(done, piece)` stores `piece` at destination bytes `[done, done + piece.len())`. Returns
 /// once every byte is stored. The context of `src` must be active and `stream` one of its streams.
-pub fn download(src: &DeviceMemory, offset: usize, len: usize, on: &StreamUse, plan: Plan, drain: impl FnMut(usize, &[u8]) -> Result<()>) -> Result<()> {
+pub fn download(
+    src: &DeviceMemory,
+    offset: usize,
+    len: usize,
+    on: &StreamUse,
+    plan: Plan,
+    drain: impl FnMut(usize, &[u8]) -> Result<()>,
+) -> Result<()> {
     copy(src, offset, len, on, plan, |engine, slots, chunk| pipeline::download(engine, slots, offset, len, chunk, drain))
 }
 
-fn copy(memory: &DeviceMemory, offset: usize, len: usize, on: &StreamUse, plan: Plan, run: impl FnOnce(&DriverEngine, &mut [Slot], usize) -> Result<()>) -> Result<()> {
+fn copy(
+    memory: &DeviceMemory,
+    offset: usize,
+    len: usize,
+    on: &StreamUse,
+    plan: Plan,
+    run: impl FnOnce(&DriverEngine, &mut [Slot], usize) -> Result<()>,
+) -> Result<()> {
     memory.check_range(offset, len)?;
     if len == 0 {
         return Ok(());

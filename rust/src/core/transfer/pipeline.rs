@@ -36,7 +36,14 @@ fn piece(i: usize, len: usize, chunk: usize) -> (usize, usize) {
 /// Copies `len` host bytes to device bytes `[device_offset, device_offset + len)`:
 /// `fill(done, piece)` writes host bytes `[done, done + piece.len())` into `piece`. Returns when
 /// the host range has been read; the last DMAs may still be queued (the slots remember them).
-pub fn upload<E: Engine>(engine: &E, slots: &mut [E::Slot], device_offset: usize, len: usize, chunk: usize, mut fill: impl FnMut(usize, &mut [u8]) -> Result<()>) -> Result<()> {
+pub fn upload<E: Engine>(
+    engine: &E,
+    slots: &mut [E::Slot],
+    device_offset: usize,
+    len: usize,
+    chunk: usize,
+    mut fill: impl FnMut(usize, &mut [u8]) -> Result<()>,
+) -> Result<()> {
     debug_assert!(chunk > 0 && !slots.is_empty());
     let count = len.div_ceil(chunk);
     for i in 0..count {
@@ -52,7 +59,14 @@ pub fn upload<E: Engine>(engine: &E, slots: &mut [E::Slot], device_offset: usize
 /// Copies device bytes `[device_offset, device_offset + len)` to a host range written in pieces:
 /// `drain(done, piece)` stores `piece` at host bytes `[done, done + piece.len())`. Returns when
 /// every byte is stored.
-pub fn download<E: Engine>(engine: &E, slots: &mut [E::Slot], device_offset: usize, len: usize, chunk: usize, mut drain: impl FnMut(usize, &[u8]) -> Result<()>) -> Result<()> {
+pub fn download<E: Engine>(
+    engine: &E,
+    slots: &mut [E::Slot],
+    device_offset: usize,
+    len: usize,
+    chunk: usize,
+    mut drain: impl FnMut(usize, &[u8]) -> Result<()>,
+) -> Result<()> {
     debug_assert!(chunk > 0 && !slots.is_empty());
     let count = len.div_ceil(chunk);
     let depth = slots.len();
@@ -213,7 +227,11 @@ mod tests {
         let mut calls = 0;
         let err = upload(&dma, &mut slots, 0, 100, 10, |done, _| {
             calls += 1;
-            if done == 30 { Err(Error::invalid_state("region copy failed")) } else { Ok(()) }
+            if done == 30 {
+                Err(Error::invalid_state("region copy failed"))
+            } else {
+                Ok(())
+            }
         })
         .expect_err("fill failed");
         assert!(err.to_string().contains("region copy failed"));

@@ -83,7 +83,11 @@ impl Slot {
         // SAFETY: the out-pointer is a valid local; the context is active (caller's activation).
         let rc = unsafe { (api.cuMemHostAlloc)(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE) };
         if rc == CUDA_ERROR_OUT_OF_MEMORY {
-            return Err(Error::cuda(rc, "cuMemHostAlloc", format!("CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of staging memory for a Java array copy")));
+            return Err(Error::cuda(
+                rc,
+                "cuMemHostAlloc",
+                format!("CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of staging memory for a Java array copy"),
+            ));
         }
         ctx.check(rc, "cuMemHostAlloc")?;
         let mut event = std::ptr::null_mut();
