@@ -39,6 +39,15 @@ command -v cargo >/dev/null || missing "cargo (install Rust 1.88 or newer with r
 rust=$(rustc --version 2>/dev/null | awk '{print $2}')
 [ "$(printf '%s\n1.88.0\n' "$rust" | sort -V | head -n 1)" = "1.88.0" ] \
   || missing "Rust 1.88 or newer (found rustc ${rust:-none}; the locked jni and libloading need 1.88): rustup update"
+# scripts/test.sh checks formatting and lints: rustfmt and clippy, rustup components of the toolchain.
+for tool in fmt clippy; do
+  if ! cargo "$tool" --version >/dev/null 2>&1; then
+    component=$([ "$tool" = fmt ] && echo rustfmt || echo clippy)
+    command -v rustup >/dev/null || missing "cargo $tool ($component; with rustup: rustup component add $component)"
+    echo "cuhandle setup: installing $component (rustup component add $component)"
+    rustup component add "$component" >/dev/null 2>&1 || missing "$component ('rustup component add $component' failed)"
+  fi
+done
 command -v java  >/dev/null || missing "java (a JDK 17 or newer to build; the library itself runs on Java 11+)"
 command -v javac >/dev/null || missing "javac (a JDK 17 or newer, not only a JRE)"
 jdk=$(javac -version 2>&1 | awk '{print $2}' | cut -d. -f1)

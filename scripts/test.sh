@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing (scripts/setup.sh --gradle), checks the documentation, the
-# version and the third-party notices, then one Maven build that compiles the Rust crate and kernels,
+# version, the third-party notices and the Rust crate's layering, formatting and lints, then one Maven build that compiles the Rust crate and kernels,
 # runs the Rust unit tests (cargo test), the Java tests (on the machine's driver, on the CPU stand-in
 # driver, and on Java 25 where installed) and the Kotlin and Java consumer examples, and installs
 # dev.cuhandle:cuhandle and cuhandle-junit into the local Maven repository; then the Gradle consumer
@@ -12,7 +12,8 @@ case "${1:-}" in
 Usage: scripts/test.sh [Maven option...]
 
 Runs every test of cuhandle (what CI runs, through .ci/run): the checks of the docs, the version and
-THIRD-PARTY-NOTICES; cargo test; the Java suite on the machine's driver and on the CPU stand-in
+THIRD-PARTY-NOTICES; the Rust crate's layering (scripts/check_layers.py), cargo fmt --check and
+cargo clippy -D warnings; cargo test; the Java suite on the machine's driver and on the CPU stand-in
 driver (and on Java 25 where installed); cuhandle-junit; the Java, Kotlin and Gradle consumers; and
 README.md's Quick start built with Maven and Gradle. Takes 10-20 minutes on two cores.
 Without a GPU the GPU tests are skipped with the reason printed. Options go to Maven (and the
@@ -51,6 +52,14 @@ python3 scripts/check_docs.py
 python3 scripts/version.py --check
 # THIRD-PARTY-NOTICES matches Cargo.lock and the POMs' dependencies.
 python3 scripts/third-party-notices.py --check
+# The rules of the house as checks: the Rust crate's layering (imports only point down its floors, the
+# core uses no JNI; the checker's own tests first), its formatting (rustfmt.toml) and clippy with every
+# warning an error, on the test build too.
+python3 scripts/test_check_layers.py
+python3 scripts/check_layers.py
+cargo fmt --check
+cargo clippy -q --features test-api --all-targets -- -D warnings
+echo "cuhandle test: cargo fmt --check and cargo clippy -D warnings passed"
 # install, not only verify: mavenLocal() is where the Gradle consumer finds the artifacts.
 mvn -B -ntp -Dstyle.color=never install "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
 
