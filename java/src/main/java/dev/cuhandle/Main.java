@@ -111,9 +111,9 @@ final class Main {
     static String memoryPath(MemoryStats stats) {
         if (!stats.streamOrdered()) {
             return "cuMemAlloc, each free waits for the whole context (no memory pools: device, driver or -D"
-                    + MemoryStats.POOL_ENABLED_PROPERTY + "=false)";
+                    + MemoryConfiguration.POOL_ENABLED_PROPERTY + "=false)";
         }
-        long threshold = MemoryStats.releaseThreshold(System.getProperty(MemoryStats.RELEASE_THRESHOLD_PROPERTY));
+        long threshold = MemoryConfiguration.releaseThreshold(System.getProperty(MemoryConfiguration.RELEASE_THRESHOLD_PROPERTY));
         return "stream-ordered pool (cuMemAllocFromPoolAsync, cuMemFreeAsync), release threshold "
                 + (threshold < 0 ? "unlimited" : threshold + " bytes");
     }

@@ -21,9 +21,6 @@ package dev.cuhandle;
  * <p>The counts are the driver's for the pool, which all handles of the context share.
  */
 public final class MemoryStats {
-    static final String RELEASE_THRESHOLD_PROPERTY = "cuhandle.pool.releaseThreshold";
-    static final String POOL_ENABLED_PROPERTY = "cuhandle.pool.enabled";
-
     private final long poolBytesInUse;
     private final long poolBytesReserved;
     private final long pinnedBytesCached;
@@ -34,30 +31,6 @@ public final class MemoryStats {
         this.poolBytesReserved = values[1];
         this.pinnedBytesCached = values[2];
         this.streamOrdered = values[3] != 0;
-    }
-
-    /** Hands the memory properties to the native library (once, when it loads). */
-    static void configure() {
-        NativeApi.configureMemory(releaseThreshold(System.getProperty(RELEASE_THRESHOLD_PROPERTY)),
-                !"false".equalsIgnoreCase(System.getProperty(POOL_ENABLED_PROPERTY, "true").trim()));
-    }
-
-    /** The threshold a property value asks for: bytes, or -1 for unlimited (also for a value that is no number, with a warning). */
-    static long releaseThreshold(String value) {
-        if (value == null || value.trim().isEmpty() || value.trim().equalsIgnoreCase("unlimited")) {
-            return -1;
-        }
-        try {
-            long bytes = Long.parseLong(value.trim());
-            if (bytes >= 0) {
-                return bytes;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        NativeLog.logger().log(System.Logger.Level.WARNING, "-D" + RELEASE_THRESHOLD_PROPERTY + "=" + value
-                + " is not a number of bytes >= 0 or 'unlimited'; using unlimited");
-        return -1;
     }
 
     /**

@@ -25,7 +25,7 @@ final class Native {
             String driverPath = System.getProperty(DRIVER_PROPERTY);
             configureFirst(loaded, driverPath);
             NativeApi.configureNvrtc(System.getProperty(NVRTC_PROPERTY));
-            MemoryStats.configure();
+            MemoryConfiguration.configure();
             LogLevelSetup.startFor(driverPath);
             configureNanos = System.nanoTime() - t0;
         } catch (CudaException e) {
