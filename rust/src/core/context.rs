@@ -2,7 +2,7 @@
 //! one operation (rules H1-H4, H8, H11 of docs/design.md).
 
 use crate::core::driver::{self, Driver};
-use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT};
+use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_DEVICE};
 use crate::core::raw_value;
 use crate::core::sticky;
 use cudarc::driver::sys::{CUcontext, CUdevice};
@@ -73,14 +73,12 @@ impl Context {
         let count = device_count(driver)?;
         if device < 0 || device >= count {
             return Err(Error::cuda(
-                101,
+                CUDA_ERROR_INVALID_DEVICE,
                 "selecting a device",
-                format!("CUDA_ERROR_INVALID_DEVICE (101): device {device} does not exist; this machine has {count} CUDA device(s), numbered from 0"),
+                format!("CUDA_ERROR_INVALID_DEVICE ({CUDA_ERROR_INVALID_DEVICE}): device {device} does not exist; this machine has {count} CUDA device(s), numbered from 0"),
             ));
         }
-        let mut handle = 0;
-        // SAFETY: out-pointer is a valid local; the ordinal was checked above.
-        driver.check(unsafe { (driver.api.cuDeviceGet)(&mut handle, device) }, "cuDeviceGet")?;
+        let handle = crate::core::device::handle_of(driver, device)?;
         let raw = retain_primary(driver, handle)?;
         // SAFETY: the driver's primary context of the device, retained just now.
         match unsafe { context_id(driver, raw) } {
@@ -284,10 +282,16 @@ pub fn device_count(driver: &Driver) -> Result<i32> {
 /// Whether `device`'s primary context is active (retained by someone); true when that cannot be
 /// read, so that nothing kept for it is forgotten on a guess.
 pub fn primary_active(driver: &Driver, device: CUdevice) -> bool {
+    primary_state(driver, device).map_or(true, |(_, active)| active)
+}
+
+/// The flags of `device`'s primary context and whether it is active (`cuDevicePrimaryCtxGetState`:
+/// it neither creates nor retains it).
+pub fn primary_state(driver: &Driver, device: CUdevice) -> Result<(u32, bool)> {
     let (mut flags, mut active) = (0, 0);
     // SAFETY: out-pointers are valid locals; the driver validates the device handle.
-    let rc = unsafe { (driver.api.cuDevicePrimaryCtxGetState)(device, &mut flags, &mut active) };
-    rc != 0 || active != 0
+    driver.check(unsafe { (driver.api.cuDevicePrimaryCtxGetState)(device, &mut flags, &mut active) }, "cuDevicePrimaryCtxGetState")?;
+    Ok((flags, active != 0))
 }
 
 fn retain_primary(driver: &Driver, device: CUdevice) -> Result<CUcontext> {

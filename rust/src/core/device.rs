@@ -44,17 +44,33 @@ pub fn info(ordinal: CUdevice) -> Result<&'static DeviceInfo> {
 }
 
 pub fn attribute(driver: &Driver, device: CUdevice, attribute: CUdevice_attribute) -> Result<i32> {
+    attribute_number(driver, device, attribute as i32)
+}
+
+/// The driver's handle of device `ordinal` (`cuDeviceGet`; the driver validates the ordinal). The one
+/// place that asks for it: device properties, primary contexts and the JNI seam all come here.
+pub fn handle_of(driver: &Driver, ordinal: i32) -> Result<CUdevice> {
+    let mut device = 0;
+    // SAFETY: out-pointer is a valid local; the driver validates the ordinal.
+    driver.check(unsafe { (driver.api.cuDeviceGet)(&mut device, ordinal) }, "cuDeviceGet")?;
+    Ok(device)
+}
+
+/// Attribute number `attribute` (a raw `CUdevice_attribute`, as Java passes it) of device `ordinal`.
+pub fn attribute_of(driver: &Driver, ordinal: i32, attribute: i32) -> Result<i32> {
+    attribute_number(driver, handle_of(driver, ordinal)?, attribute)
+}
+
+fn attribute_number(driver: &Driver, device: CUdevice, attribute: i32) -> Result<i32> {
     let mut value = 0;
-    // SAFETY: out-pointer is a valid local; the driver validates `device`.
-    driver.check(unsafe { (driver.api.cuDeviceGetAttribute)(&mut value, attribute as i32, device) }, "cuDeviceGetAttribute")?;
+    // SAFETY: out-pointer is a valid local; the driver validates `device` and the attribute number.
+    driver.check(unsafe { (driver.api.cuDeviceGetAttribute)(&mut value, attribute, device) }, "cuDeviceGetAttribute")?;
     Ok(value)
 }
 
 fn read(driver: &Driver, ordinal: CUdevice) -> Result<DeviceInfo> {
     use CUdevice_attribute::*;
-    let mut device = 0;
-    // SAFETY: out-pointer is a valid local; the driver validates the ordinal.
-    driver.check(unsafe { (driver.api.cuDeviceGet)(&mut device, ordinal) }, "cuDeviceGet")?;
+    let device = handle_of(driver, ordinal)?;
     let mut name = [0 as std::ffi::c_char; 256];
     // SAFETY: the buffer holds 256 bytes and the driver writes at most that many, NUL-terminated.
     driver.check(unsafe { (driver.api.cuDeviceGetName)(name.as_mut_ptr(), name.len() as i32, device) }, "cuDeviceGetName")?;

@@ -98,16 +98,7 @@ fn device_info<'l>(env: EnvUnowned<'l>, _: JClass<'l>, ordinal: jint) -> JLongAr
 }
 
 fn device_attribute(env: EnvUnowned<'_>, _: JClass<'_>, ordinal: jint, attribute: jint) -> jint {
-    entry!(env, |_e| {
-        let driver = driver::initialised()?;
-        let mut dev = 0;
-        // SAFETY: out-pointer valid; the driver validates the ordinal.
-        driver.check(unsafe { (driver.api.cuDeviceGet)(&mut dev, ordinal) }, "cuDeviceGet")?;
-        let mut value = 0;
-        // SAFETY: out-pointer valid; the driver validates the attribute.
-        driver.check(unsafe { (driver.api.cuDeviceGetAttribute)(&mut value, attribute, dev) }, "cuDeviceGetAttribute")?;
-        Ok(value)
-    })
+    entry!(env, |_e| Ok(device::attribute_of(driver::initialised()?, ordinal, attribute)?))
 }
 
 fn sticky_codes<'l>(env: EnvUnowned<'l>, _: JClass<'l>) -> JIntArray<'l> {
@@ -123,9 +114,7 @@ fn current_context(env: EnvUnowned<'_>, _: JClass<'_>) -> jlong {
 fn primary_context_state<'l>(env: EnvUnowned<'l>, _: JClass<'l>, ordinal: jint) -> JLongArray<'l> {
     entry!(env, |e| {
         let driver = driver::initialised()?;
-        let (mut flags, mut active) = (0u32, 0i32);
-        // SAFETY: out-pointers valid; the driver validates the ordinal.
-        driver.check(unsafe { (driver.api.cuDevicePrimaryCtxGetState)(ordinal, &mut flags, &mut active) }, "cuDevicePrimaryCtxGetState")?;
+        let (flags, active) = context::primary_state(driver, device::handle_of(driver, ordinal)?)?;
         convert::long_array(e, &[flags as i64, active as i64])
     })
 }

@@ -118,9 +118,7 @@ fn create<'l>(env: EnvUnowned<'l>, _: JClass<'l>, ordinal: jint, min_sms: jint) 
     entry!(env, |e| {
         let d = driver::initialised()?;
         let g = required()?;
-        let mut device: CUdevice = 0;
-        // SAFETY: out-pointer valid; the driver validates the ordinal.
-        d.check(unsafe { (d.api.cuDeviceGet)(&mut device, ordinal) }, "cuDeviceGet")?;
+        let device: CUdevice = crate::core::device::handle_of(d, ordinal)?;
         let mut whole = DevResource::new();
         // SAFETY: `whole` has room for a CUdevResource of the 12.4 ABI the entry point was looked up for.
         d.check(unsafe { (g.device_get_dev_resource)(device, &mut whole, RESOURCE_TYPE_SM) }, "cuDeviceGetDevResource")?;
