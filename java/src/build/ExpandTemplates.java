@@ -26,7 +26,10 @@ import java.util.stream.Stream;
  * <li>{@code $bytes$}: its size in bytes ({@code 4}); {@code $size$}: the size in words
  * ({@code 4 bytes}, {@code 1 byte});</li>
  * <li>{@code $view$}: a ByteBuffer {@code view} seen as a buffer of the type
- * ({@code view.asFloatBuffer()}; {@code view} itself for {@code byte}).</li>
+ * ({@code view.asFloatBuffer()}; {@code view} itself for {@code byte});</li>
+ * <li>{@code $blas$}: BLAS's prefix of the type, {@code s} for {@code float} and {@code d} for
+ * {@code double} ({@code saxpy}); {@code $BLAS$}: capitalised ({@code cublasSaxpy}); for another
+ * type either is an error.</li>
  * </ul>
  * Any other {@code $name$} is an error, as is a placeholder outside a loop or a loop that is not
  * closed. Lines outside loops are copied as they are.
@@ -124,11 +127,22 @@ public final class ExpandTemplates {
                 case "bytes": value = Integer.toString(bytes); break;
                 case "size": value = bytes == 1 ? "1 byte" : bytes + " bytes"; break;
                 case "view": value = type.equals("byte") ? "view" : "view.as" + capitalised + "Buffer()"; break;
+                case "blas": value = blasPrefix(type, name, line); break;
+                case "BLAS": value = blasPrefix(type, name, line).toUpperCase(java.util.Locale.ROOT); break;
                 default: throw new IllegalArgumentException(name + ": unknown placeholder " + m.group() + " in: " + line.trim());
             }
             m.appendReplacement(out, Matcher.quoteReplacement(value));
         }
         m.appendTail(out);
         return out.toString();
+    }
+
+    /** BLAS's one-letter prefix of {@code type}: s for float, d for double. */
+    private static String blasPrefix(String type, String name, String line) {
+        switch (type) {
+            case "float": return "s";
+            case "double": return "d";
+            default: throw new IllegalArgumentException(name + ": $blas$ has no value for " + type + " (only float and double) in: " + line.trim());
+        }
     }
 }
