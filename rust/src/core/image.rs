@@ -41,8 +41,8 @@ pub fn check(bytes: &[u8]) -> Result<CheckedImage> {
     } else if looks_like_cuda_source(bytes) {
         return Err(Error::invalid_argument(format!(
             "the module image ({} bytes) is CUDA C++ source (it declares a __global__ function), not a module image: compile it \
-             first, with nvcc (e.g. nvcc -fatbin -arch=native -o kernels.fatbin kernels.cu, then load the .fatbin) or at run \
-             time with Library.compile(source, CompileOptions.defaults())",
+             first, with nvcc (e.g. nvcc -fatbin -arch=native -o kernels.fatbin kernels.cu for this machine's GPUs, -gencode \
+             options for others; then load the .fatbin) or at run time with Library.compile(source, CompileOptions.defaults())",
             bytes.len()
         )));
     } else if looks_like_ptx(bytes) {
