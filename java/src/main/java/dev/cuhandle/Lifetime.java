@@ -39,7 +39,7 @@ final class Lifetime {
             instead = "use it only inside its try-with-resources block, or create a new one (Handle.create())";
         } else if (what.equals("Library")) {
             closedBy = "its close()";
-            instead = "use it, its kernels and its variables only inside its try-with-resources block, or load it again";
+            instead = "keep it open while its kernels and variables are in use (a library is usually loaded once and kept), or load it again";
         } else if (what.endsWith("DeviceBuffer")) {
             closedBy = "its close() or by its handle's closeTrackedResources() (a slice is closed with the buffer it was sliced from)";
             instead = "use it only inside its try-with-resources block, or allocate or upload a new one";

@@ -56,7 +56,7 @@ class LifetimeTest {
                 Lifetime.closedMessage("DeviceBuffer"));
         assertTrue(Lifetime.closedMessage("wrapped DeviceBuffer").contains("closeTrackedResources()"));
         assertTrue(Lifetime.closedMessage("variable 'counter' of the library from file k.fatbin").contains("its library's close()"));
-        assertTrue(Lifetime.closedMessage("Library").contains("load it again"));
+        assertTrue(Lifetime.closedMessage("Library").contains("keep it open while its kernels and variables are in use"));
         assertTrue(Lifetime.closedMessage("Event").startsWith("Event is closed: it was closed by its close() or by its handle's closeTrackedResources()"));
     }
 }
