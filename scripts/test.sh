@@ -52,6 +52,8 @@ python3 scripts/check_docs.py
 python3 scripts/version.py --check
 # THIRD-PARTY-NOTICES matches Cargo.lock and the POMs' dependencies.
 python3 scripts/third-party-notices.py --check
+# install.sh refuses an option Maven does not take in one line, and its summary names both artifacts.
+python3 scripts/test_install_args.py
 # The rules of the house as checks: the Rust crate's layering (imports only point down its floors, the
 # core uses no JNI; the checker's own tests first), its formatting (rustfmt.toml) and clippy with every
 # warning an error, on the test build too.

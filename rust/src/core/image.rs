@@ -38,6 +38,13 @@ pub fn check(bytes: &[u8]) -> Result<CheckedImage> {
     } else if bytes.starts_with(b"\x7fELF") {
         check_elf(bytes)?;
         ImageKind::Cubin
+    } else if looks_like_cuda_source(bytes) {
+        return Err(Error::invalid_argument(format!(
+            "the module image ({} bytes) is CUDA C++ source (it declares a __global__ function), not a module image: compile it \
+             first, with nvcc (e.g. nvcc -fatbin -arch=native -o kernels.fatbin kernels.cu for this machine's GPUs, -gencode \
+             options for others; then load the .fatbin) or at run time with Library.compile(source, CompileOptions.defaults())",
+            bytes.len()
+        )));
     } else if looks_like_ptx(bytes) {
         ImageKind::Ptx
     } else {
@@ -237,13 +244,26 @@ fn wrong_size(what: &str, found: u64, expected: u64) -> Error {
     Error::invalid_argument(format!("the cubin's {what} is {found}; 64-bit ELF has {expected}"))
 }
 
-fn looks_like_ptx(b: &[u8]) -> bool {
-    let text = match std::str::from_utf8(&b[..b.len().min(4096)]) {
+/// The first 4 KiB as text, or "" when they are not UTF-8 (a cut through a character at the end is allowed).
+fn leading_text(b: &[u8]) -> &str {
+    match std::str::from_utf8(&b[..b.len().min(4096)]) {
         Ok(t) => t,
         Err(e) if e.valid_up_to() > 0 && b.len() > 4096 => std::str::from_utf8(&b[..e.valid_up_to()]).unwrap_or(""),
-        Err(_) => return false,
-    };
+        Err(_) => "",
+    }
+}
+
+fn looks_like_ptx(b: &[u8]) -> bool {
+    let text = leading_text(b);
     text.contains(".version") || text.contains(".target") || text.contains(".entry")
+}
+
+/// A `.cu` file handed over as an image. Checked before PTX, whose checks a source mentioning `.entry`
+/// would pass; PTX itself never declares `__global__` (PTX with the source interleaved as comments
+/// may mention it, but it starts with `.version`).
+fn looks_like_cuda_source(b: &[u8]) -> bool {
+    let text = leading_text(b);
+    text.contains("__global__") && !text.contains(".version")
 }
 
 #[cfg(test)]
@@ -410,5 +430,17 @@ mod tests {
         let err = check(&[1, 2, 3, 4, 5]).err().expect("garbage").to_string();
         assert!(err.contains("neither a fatbin"), "{err}");
         assert!(check(&[]).is_err());
+    }
+
+    #[test]
+    fn cuda_source_is_refused_with_how_to_compile_it() {
+        let source = b"extern \"C\" __global__ void scale(float *x, float a, int n) { x[threadIdx.x] *= a; }\n";
+        let err = check(source).err().expect("source is no image").to_string();
+        assert!(err.contains("is CUDA C++ source"), "{err}");
+        assert!(err.contains("nvcc -fatbin"), "{err}");
+        assert!(err.contains("Library.compile"), "{err}");
+        // PTX that carries its source as comments (nvcc -src-in-ptx) is still PTX.
+        let ptx = b".version 8.0\n.target sm_90\n// __global__ void scale(float *x)\n.entry scale()\n{\n}\n";
+        assert_eq!(check(ptx).expect("ptx").kind, ImageKind::Ptx);
     }
 }

@@ -11,6 +11,14 @@ package dev.cuhandle;
  * {@code nvrtcCompileProgram}; NVRTC's own result is {@link #nvrtcResult()}. NVRTC missing or unusable is a
  * plain {@code CudaException} (code {@link CudaError#FILE_NOT_FOUND} ...), and options NVRTC refuses
  * ({@code NVRTC_ERROR_INVALID_OPTION}) are {@link IllegalArgumentException}s.
+ *
+ * <pre>{@code
+ * try (Library lib = Library.compile(source, CompileOptions.defaults().programName("saxpy.cu"))) {
+ *     h.launch(lib.kernel("saxpy"), Dim3.of(blocks), Dim3.of(256), 0, n, 2f, x, y);
+ * } catch (CompileException e) {
+ *     System.err.println(e.getLog());   // saxpy.cu(12): error: identifier "x" is undefined
+ * }
+ * }</pre>
  */
 public final class CompileException extends CudaException {
     /** {@code NVRTC_ERROR_COMPILATION}: the source has errors; the log says which. */

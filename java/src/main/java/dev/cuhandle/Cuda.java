@@ -2,7 +2,17 @@ package dev.cuhandle;
 
 import java.util.concurrent.ConcurrentHashMap;
 
-/** Process-wide facts about the driver and devices, and the calling thread's selected device. */
+/**
+ * Process-wide facts about the driver and devices, and the calling thread's selected device.
+ *
+ * <pre>{@code
+ * if (!Cuda.isAvailable()) {
+ *     System.out.println("running on the CPU: " + Cuda.unavailableReason());   // one line: what is missing
+ *     return;
+ * }
+ * System.out.println("driver " + Cuda.driverVersion() + ", " + Cuda.deviceCount() + " device(s), the first a " + Cuda.device(0).name());
+ * }</pre>
+ */
 public final class Cuda {
     private static final ThreadLocal<Integer> SELECTED = ThreadLocal.withInitial(() -> 0);
     private static final ConcurrentHashMap<Integer, Device> DEVICES = new ConcurrentHashMap<>();

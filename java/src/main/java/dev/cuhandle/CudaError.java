@@ -22,6 +22,12 @@ package dev.cuhandle;
  * terminated and relaunched.") and {@link #ASSERT} ("The context cannot be used anymore, and must be destroyed.").
  * {@link #ECC_UNCORRECTABLE} is not sticky by this rule: its documentation only says an uncorrectable ECC error was
  * detected.
+ *
+ * <pre>{@code
+ * CudaError e = CudaError.fromCode(700);                          // ILLEGAL_ADDRESS
+ * System.out.println(e.cName() + ": " + e.description());          // CUDA_ERROR_ILLEGAL_ADDRESS: ...
+ * boolean restart = e.isSticky();                                  // true: the process must end to use CUDA again
+ * }</pre>
  */
 public enum CudaError {
     /** {@code CUDA_SUCCESS} = 0. */

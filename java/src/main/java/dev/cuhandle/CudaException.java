@@ -5,6 +5,17 @@ package dev.cuhandle;
  *
  * <p>Carries the numeric {@code CUresult}, its {@link CudaError} constant (null for a code newer
  * than this library), the operation that failed and a message with the driver's description.
+ *
+ * <pre>{@code
+ * try (DeviceBuffer scratch = h.allocate(bytes)) {
+ *     run(h, scratch);
+ * } catch (CudaException e) {
+ *     if (e.error() != CudaError.OUT_OF_MEMORY) {
+ *         throw e;                                 // e.operation() names the failed call, e.isSticky() whether CUDA is lost
+ *     }
+ *     runInHalves(h);                              // the pool was trimmed and the allocation retried once already
+ * }
+ * }</pre>
  */
 public class CudaException extends RuntimeException {
     private static final long serialVersionUID = 1L;

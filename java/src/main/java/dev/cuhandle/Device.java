@@ -1,6 +1,15 @@
 package dev.cuhandle;
 
-/** Properties of one CUDA device, read once per process. */
+/**
+ * Properties of one CUDA device, read once per process.
+ *
+ * <pre>{@code
+ * Device d = h.device();                           // or Cuda.device(0)
+ * System.out.println(d.name() + ", compute capability " + d.computeCapability() + ", " + (d.totalMemory() >> 30) + " GiB, "
+ *         + d.multiprocessorCount() + " multiprocessors");
+ * int blocks = Math.min((n + 255) / 256, d.maxGridDim(0));
+ * }</pre>
+ */
 public final class Device {
     private final int ordinal;
     private final String name;

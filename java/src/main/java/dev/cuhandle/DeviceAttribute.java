@@ -4,6 +4,12 @@ package dev.cuhandle;
  * Device attributes of {@code cuda.h} ({@code CUdevice_attribute}) by name, for
  * {@link Device#attribute(DeviceAttribute)}; each carries the driver's number. {@link Device#attribute(int)}
  * takes any other number.
+ *
+ * <pre>{@code
+ * Device d = Cuda.device(0);
+ * int warp = d.attribute(DeviceAttribute.WARP_SIZE);   // 32
+ * int l2Bytes = d.attribute(38);                       // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, by its number
+ * }</pre>
  */
 public enum DeviceAttribute {
     /** {@code CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK}. */

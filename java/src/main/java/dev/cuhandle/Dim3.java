@@ -1,6 +1,13 @@
 package dev.cuhandle;
 
-/** A grid or block size. */
+/**
+ * A grid or block size.
+ *
+ * <pre>{@code
+ * // a 16 x 16 block per tile of the image, enough tiles to cover it
+ * h.launch(blur, Dim3.of((width + 15) / 16, (height + 15) / 16), Dim3.of(16, 16), 0, in, out, width, height);
+ * }</pre>
+ */
 public final class Dim3 {
     /**
      * Extent in x (threads for a block, blocks for a grid).

@@ -4,6 +4,16 @@ package dev.cuhandle;
  * A CUDA event of one context: record it on a handle's stream, wait for it, time between two. Recorded
  * (or waited for, {@link Handle#waitFor(Event)}) inside a graph capture, it belongs to the graph's
  * recorded calls: the graph keeps it reachable and a replay after it was closed is refused (rule L7).
+ *
+ * <pre>{@code
+ * try (Event start = h.createEvent(); Event end = h.createEvent()) {
+ *     start.record(h);
+ *     h.launch(saxpy, Dim3.of(blocks), Dim3.of(256), 0, n, 2f, x, y);
+ *     end.record(h);
+ *     end.synchronize();
+ *     float ms = end.elapsedSince(start);          // the kernel's time on the GPU
+ * }
+ * }</pre>
  */
 public final class Event extends NativeResource implements AutoCloseable {
     private final long contextId;

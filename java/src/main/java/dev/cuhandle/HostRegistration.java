@@ -21,6 +21,17 @@ import java.util.Objects;
  * handles that copied): the memory is then pageable again. An unreachable registration is
  * unregistered by a cleaner with a warning. It keeps the registering handle's context alive (a
  * primary context stays retained) until it is closed.
+ *
+ * <pre>{@code
+ * ByteBuffer staging = ByteBuffer.allocateDirect(1 << 20);
+ * try (HostRegistration pinned = HostRegistration.register(h, staging)) {
+ *     for (Chunk c : chunks) {
+ *         c.writeTo(staging);
+ *         h.copyToDevice(staging, 0, device, staging.capacity());   // at pinned speed
+ *         h.synchronize();                                            // before the next chunk changes the bytes
+ *     }
+ * }
+ * }</pre>
  */
 public final class HostRegistration extends NativeResource implements AutoCloseable {
     private final ByteBuffer buffer;

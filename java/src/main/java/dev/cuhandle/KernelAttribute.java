@@ -4,6 +4,11 @@ package dev.cuhandle;
  * Kernel attributes of {@code cuda.h} ({@code CUfunction_attribute}) by name, for
  * {@link Kernel#attribute(KernelAttribute, int)} and {@link Kernel#setAttribute(KernelAttribute, int, int)};
  * each carries the driver's number. The {@code int} overloads take any other number.
+ *
+ * <pre>{@code
+ * int registers = kernel.attribute(KernelAttribute.NUM_REGS, 0);                     // per thread, on device 0
+ * kernel.setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 100 * 1024, 0);  // allow 100 KiB of extern __shared__
+ * }</pre>
  */
 public enum KernelAttribute {
     /** {@code CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK} (read only). */

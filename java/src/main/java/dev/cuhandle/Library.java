@@ -195,9 +195,11 @@ public final class Library extends NativeResource implements AutoCloseable {
      * Loads a class-path resource (e.g. {@code "/kernels/my.fatbin"}) seen from {@code anchor}'s class loader.
      *
      * @param anchor the class whose loader finds the resource ({@code getResourceAsStream} rules)
-     * @param resource the resource name
+     * @param resource the resource name: with a leading {@code /} from the class path's root, without one
+     *     relative to {@code anchor}'s package
      * @return the loaded library
-     * @throws IllegalArgumentException if there is no such resource, or it is no module image
+     * @throws IllegalArgumentException if there is no such resource (when only the name with a leading {@code /}
+     *     exists, the message says so), or it is no module image
      * @throws java.io.UncheckedIOException if reading the resource fails
      * @throws CudaException if the driver rejects the image or cannot be used
      */
@@ -206,12 +208,27 @@ public final class Library extends NativeResource implements AutoCloseable {
         Objects.requireNonNull(resource, "resource");
         try (InputStream in = anchor.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new IllegalArgumentException("class path resource " + resource + " not found (relative to " + anchor.getName() + ")");
+                throw new IllegalArgumentException(resourceNotFound(anchor, resource));
             }
             return load(in.readAllBytes(), LoadOptions.defaults(), "resource " + resource);
         } catch (IOException e) {
             throw new UncheckedIOException("reading resource " + resource, e);
         }
+    }
+
+    /**
+     * Why {@code resource} was not found, and how to name it: a name without a leading {@code /} is looked up in
+     * {@code anchor}'s package ({@code Class.getResourceAsStream} rules), which is rarely where build tools put
+     * kernels, so when the absolute name exists the message says so.
+     */
+    static String resourceNotFound(Class<?> anchor, String resource) {
+        String message = "class path resource " + resource + " not found (relative to " + anchor.getName() + ")";
+        if (!resource.startsWith("/") && anchor.getResource("/" + resource) != null) {
+            String folder = anchor.getPackageName().replace('.', '/');
+            return message + ": a name without a leading '/' is looked up in the anchor's package (" + (folder.isEmpty() ? "" : "/" + folder + "/")
+                    + resource + "); did you mean /" + resource + "? It exists at the class path's root";
+        }
+        return message;
     }
 
     /**

@@ -19,8 +19,38 @@ final class Lifetime {
     void enter(String what) {
         if ((state.getAndIncrement() & CLOSED) != 0) {
             exit(); // as a call that leaves: a closer that saw this count is woken
-            throw new IllegalStateException(what + " is closed");
+            throw new IllegalStateException(closedMessage(what)); // built only here: entering allocates nothing
         }
+    }
+
+    /**
+     * "{@code what} is closed", with what closed it and what to do instead: a use after close is a scoping
+     * mistake (the object escaped its try-with-resources block, or a handle's tracked objects were closed when
+     * its unit of work ended), so the message names the closes that apply to this kind of object.
+     */
+    static String closedMessage(String what) {
+        String closedBy;
+        String instead;
+        if (what.startsWith("variable ")) {
+            closedBy = "its library's close(), which closes the views of the library's variables";
+            instead = "look the variable up again on an open library";
+        } else if (what.equals("Handle")) {
+            closedBy = "its close()";
+            instead = "use it only inside its try-with-resources block, or create a new one (Handle.create())";
+        } else if (what.equals("Library")) {
+            closedBy = "its close()";
+            instead = "keep it open while its kernels and variables are in use (a library is usually loaded once and kept), or load it again";
+        } else if (what.endsWith("DeviceBuffer")) {
+            closedBy = "its close() or by its handle's closeTrackedResources() (a slice is closed with the buffer it was sliced from)";
+            instead = "use it only inside its try-with-resources block, or allocate or upload a new one";
+        } else if (what.equals("HostRegistration")) {
+            closedBy = "its close()";
+            instead = "use it only inside its try-with-resources block, or register the memory again";
+        } else { // Event, Graph, HostBuffer: tracked by their handle too
+            closedBy = "its close() or by its handle's closeTrackedResources()";
+            instead = "use it only inside its try-with-resources block, or make a new one";
+        }
+        return what + " is closed: it was closed by " + closedBy + "; " + instead;
     }
 
     void exit() {

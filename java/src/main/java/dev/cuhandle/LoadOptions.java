@@ -5,6 +5,13 @@ package dev.cuhandle;
  * LoadOptions)}: what the driver's JIT does with PTX (optimisation level, register limit, verbose log) and whether
  * the driver may keep reading the image instead of copying it. Immutable; each setter returns a new object.
  * The JIT options apply only where the driver compiles PTX; machine code (SASS) for the device is used as is.
+ *
+ * <pre>{@code
+ * LoadOptions options = LoadOptions.defaults().maxRegisters(64).logVerbose(true);
+ * try (Library lib = Library.load(Path.of("kernels.ptx"), options)) {
+ *     System.out.println(lib.jitLog());            // registers and spills per kernel, from the driver's JIT
+ * }
+ * }</pre>
  */
 public final class LoadOptions {
     private static final LoadOptions DEFAULTS = new LoadOptions(-1, -1, false, false);

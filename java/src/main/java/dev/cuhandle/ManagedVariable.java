@@ -18,6 +18,15 @@ import java.util.Objects;
  * <p>The variable lives as long as its library: after {@link Library#close()} every accessor
  * throws {@link IllegalStateException}, and this object keeps the library from being cleaned
  * while it is reachable.
+ *
+ * <pre>{@code
+ * // in the library's source: __device__ __managed__ int hits;
+ * ManagedVariable hits = lib.managed("hits");
+ * hits.setInt(0, 0);
+ * h.launch(count, Dim3.of(blocks), Dim3.of(256), 0, x, n);
+ * h.synchronize();                                 // no kernel that uses it may run while the host reads it
+ * int total = hits.getInt(0);
+ * }</pre>
  */
 public final class ManagedVariable {
     private final Library library;

@@ -19,6 +19,12 @@ package dev.cuhandle;
  * device memory.
  *
  * <p>The counts are the driver's for the pool, which all handles of the context share.
+ *
+ * <pre>{@code
+ * MemoryStats before = h.memoryStats();
+ * h.trimMemory();                                  // give the pool's free memory back to the device
+ * System.out.println(before.poolBytesReserved() - h.memoryStats().poolBytesReserved() + " bytes given back; " + h.memoryStats());
+ * }</pre>
  */
 public final class MemoryStats {
     private final long poolBytesInUse;

@@ -196,7 +196,7 @@ class KernelLaunchGpuTest extends KernelGpuTestBase {
             assertContains(e.getMessage(), "'cuh_test_params'", "parameter 2", "8 bytes", "4 bytes");
             // A double where the float c (parameter 3) is expected.
             e = assertThrows(IllegalArgumentException.class, () -> h.launch(k, Dim3.of(1), Dim3.of(1), 0, out, 1, 2L, 3.0, 4.0, (short) 5, (byte) 6, p));
-            assertContains(e.getMessage(), "'cuh_test_params'", "parameter 3", "4 bytes", "8 bytes");
+            assertContains(e.getMessage(), "'cuh_test_params'", "parameter 3", "4 bytes", "8 bytes", "a Java double", "pass a float (2.0f, not 2.0)");
             // An int where the short e (parameter 5) is expected.
             e = assertThrows(IllegalArgumentException.class, () -> h.launch(k, Dim3.of(1), Dim3.of(1), 0, out, 1, 2L, 3f, 4.0, 5, (byte) 6, p));
             assertContains(e.getMessage(), "parameter 5", "2 bytes", "4 bytes");

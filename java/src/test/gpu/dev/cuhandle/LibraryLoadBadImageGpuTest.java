@@ -6,10 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Bad module images (one test per kind of damage): each is refused with an exception that says
@@ -75,6 +79,20 @@ class LibraryLoadBadImageGpuTest extends KernelGpuTestBase {
             garbage[0] = 0x01; // neither the fatbin magic, nor ELF, nor text
             refusedBeforeTheDriver(garbage, "neither a fatbin");
         }
+    }
+
+    /** A .cu file given where an image belongs: the message says it is source and how to make an image of it. */
+    @Test
+    @StandInCapable
+    void cudaSourceIsRefusedWithHowToCompileIt(@TempDir Path dir) throws IOException {
+        Path source = Files.writeString(dir.resolve("scale.cu"), "extern \"C\" __global__ void scale(float *x, float a, int n) {\n"
+                + "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i] *= a;\n}\n");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Library.load(source).close());
+        assertContains(e.getMessage(), "is CUDA C++ source", "nvcc -fatbin", "Library.compile", source.toString());
+        byte[] bytes = Files.readAllBytes(source);
+        e = assertThrows(IllegalArgumentException.class, () -> Library.load(bytes).close());
+        assertContains(e.getMessage(), "is CUDA C++ source", "nvcc -fatbin", "Library.compile");
+        assertEquals(0L, current());
     }
 
     @Test

@@ -156,4 +156,19 @@ class KernelLaunchArgumentsTest {
         assertEquals(7, c.z);
         assertEquals("(5, 6, 7)", c.toString());
     }
+
+    /** Issue 39 (6): a wrong-size argument's message names the parameter, the Java type given and what to pass. */
+    @Test
+    void aWrongSizeSaysWhatWasPassedAndWhatToPassInstead() {
+        KernelLaunch launch = paramsLike().newLaunch().arg(0, 2.0).arg(1, 2.0f).arg(2, 7).arg(3, 7L).arg(4, (byte) 1).argPointer(5, 0L);
+        assertEquals("kernel 'cuh_fake_params' parameter 0 is 4 bytes (a float, int or unsigned int in C); the argument given is 8 bytes,"
+                + " a Java double: pass a float (2.0f, not 2.0) or cast ((float) x)", launch.wrongSize(0, 4));
+        assertContains(launch.wrongSize(1, 8), "parameter 1 is 8 bytes", "4 bytes, a Java float", "pass a double (2.0, not 2.0f)");
+        assertContains(launch.wrongSize(2, 8), "a Java int", "pass a long (2L)", "pointer parameter pass a DeviceBuffer");
+        assertContains(launch.wrongSize(3, 4), "a Java long", "pass an int (2, not 2L)");
+        assertContains(launch.wrongSize(4, 2), "2 bytes (a short", "1 bytes, a Java byte", "pass a short");
+        assertContains(launch.wrongSize(5, 24), "24 bytes (a structure", "a raw device pointer (argPointer)", "as a ByteBuffer");
+        launch.arg(6, java.nio.ByteBuffer.allocate(16));
+        assertContains(launch.wrongSize(6, 24), "16 bytes, a structure of 16 bytes (ByteBuffer)", "pass the structure's 24 bytes");
+    }
 }

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Library loading arguments that are refused in Java before any native call, so these run
- * without a GPU (and without a driver): nulls, missing files and missing resources.
+ * without a GPU (and without a driver): nulls, missing files and missing resources (and the leading '/'
+ * a relative resource name lacks).
  */
 class LibraryLoadArgumentsTest {
     @Test
@@ -53,6 +54,23 @@ class LibraryLoadArgumentsTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Library.loadResource(LibraryLoadArgumentsTest.class, "no_such_module.ptx"));
         assertTrue(e.getMessage().contains(LibraryLoadArgumentsTest.class.getName()), e.getMessage());
+    }
+
+    @Test
+    void aResourceNameMissingItsLeadingSlashSaysWhichNameExists() {
+        // The test fatbin lies at the class path's root (/kernels/...); without the '/' it is looked up in dev/cuhandle/.
+        String relative = TestKernels.FATBIN.substring(1);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Library.loadResource(LibraryLoadArgumentsTest.class, relative));
+        assertTrue(e.getMessage().contains("did you mean " + TestKernels.FATBIN + "?"), e.getMessage());
+        assertTrue(e.getMessage().contains("/dev/cuhandle/" + relative), "says where it looked: " + e.getMessage());
+    }
+
+    @Test
+    void aMissingRelativeResourceSuggestsNothingWhenTheAbsoluteNameIsMissingToo() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Library.loadResource(LibraryLoadArgumentsTest.class, "kernels/no_such_module.fatbin"));
+        assertTrue(!e.getMessage().contains("did you mean"), e.getMessage());
     }
 
     @Test

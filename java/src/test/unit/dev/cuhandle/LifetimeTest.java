@@ -1,5 +1,6 @@
 package dev.cuhandle;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -44,6 +45,18 @@ class LifetimeTest {
         assertFalse(life.close(), "the second close does nothing");
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> life.enter("Handle"));
         assertTrue(e.getMessage().contains("Handle is closed"));
+        assertTrue(e.getMessage().contains("it was closed by its close(); use it only inside its try-with-resources block"), e.getMessage());
         assertTrue(life.isClosed(), "a refused enter leaves the object closed");
+    }
+
+    @Test
+    void theClosedMessageSaysWhatClosedTheObjectAndWhatToDo() {
+        assertEquals("DeviceBuffer is closed: it was closed by its close() or by its handle's closeTrackedResources() (a slice is closed with the buffer"
+                + " it was sliced from); use it only inside its try-with-resources block, or allocate or upload a new one",
+                Lifetime.closedMessage("DeviceBuffer"));
+        assertTrue(Lifetime.closedMessage("wrapped DeviceBuffer").contains("closeTrackedResources()"));
+        assertTrue(Lifetime.closedMessage("variable 'counter' of the library from file k.fatbin").contains("its library's close()"));
+        assertTrue(Lifetime.closedMessage("Library").contains("keep it open while its kernels and variables are in use"));
+        assertTrue(Lifetime.closedMessage("Event").startsWith("Event is closed: it was closed by its close() or by its handle's closeTrackedResources()"));
     }
 }

@@ -232,6 +232,8 @@ class StandInDriverTest {
             IllegalArgumentException wrong = assertThrows(IllegalArgumentException.class,
                     () -> h.launch(addOne, Dim3.of(1), Dim3.of(256), 0, x, 256L));
             assertTrue(wrong.getMessage().contains("parameter 1 is 4 bytes"), wrong.getMessage());
+            assertTrue(wrong.getMessage().contains("the argument given is 8 bytes, a Java long: pass an int (2, not 2L) or cast ((int) x)"),
+                    wrong.getMessage());
         } finally {
             NativeTestApi.destroyContext(ctx);
         }
