@@ -41,15 +41,6 @@ public final class KernelLaunch {
     private static final int MEMORY = 2 * MAX_ARGS * SLOT;
     private static final int STRUCTS = 3 * MAX_ARGS * SLOT;
     private static final ThreadLocal<KernelLaunch> PER_THREAD = new ThreadLocal<>();
-    private static final byte KIND_INT = 0;
-    private static final byte KIND_LONG = 1;
-    private static final byte KIND_FLOAT = 2;
-    private static final byte KIND_DOUBLE = 3;
-    private static final byte KIND_SHORT = 4;
-    private static final byte KIND_BYTE = 5;
-    private static final byte KIND_BUFFER = 6;
-    private static final byte KIND_POINTER = 7;
-    private static final byte KIND_STRUCT = 8;
 
     private Kernel kernel;
     private final ByteBuffer slots = ByteBuffer.allocateDirect(STRUCTS + MAX_STRUCT_BYTES + STRUCT_ALIGNMENT).order(ByteOrder.nativeOrder());
@@ -61,7 +52,7 @@ public final class KernelLaunch {
     private final int[] structCapacity = new int[MAX_ARGS];
     private int structTop;
     private final int[] sizes = new int[MAX_ARGS];
-    /** Per argument: which {@code arg} overload set it (one of the {@code KIND_} constants), for the messages of wrong sizes. */
+    /** Per argument: which {@code arg} overload set it (one of {@link ArgumentKinds}' constants), for the messages of wrong sizes. */
     private final byte[] kinds = new byte[MAX_ARGS];
     private final DeviceBuffer[] buffers = new DeviceBuffer[MAX_ARGS];
     private int argCount;
@@ -257,7 +248,7 @@ public final class KernelLaunch {
             slots.put(at + i, bytes.get(bytes.position() + i));
         }
         sizes[index] = size;
-        kinds[index] = KIND_STRUCT;
+        kinds[index] = ArgumentKinds.STRUCT;
         buffers[index] = null;
         argCount = Math.max(argCount, index + 1);
         slots.putLong(POINTERS + index * SLOT, slotsAddress + at);
@@ -311,7 +302,7 @@ public final class KernelLaunch {
             throw new NullPointerException("buffer argument " + index + " is null");
         }
         long address = buffer.address(); // may throw (a closed buffer): before this launch changes
-        int at = slot(index, 8, KIND_BUFFER);
+        int at = slot(index, 8, ArgumentKinds.BUFFER);
         buffers[index] = buffer;
         slots.putLong(at, address);
         return this;
@@ -327,7 +318,7 @@ public final class KernelLaunch {
      * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
      */
     public KernelLaunch argPointer(int index, long deviceAddress) {
-        slots.putLong(slot(index, 8, KIND_POINTER), deviceAddress);
+        slots.putLong(slot(index, 8, ArgumentKinds.POINTER), deviceAddress);
         return this;
     }
 
@@ -341,7 +332,7 @@ public final class KernelLaunch {
      * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
      */
     public KernelLaunch arg(int index, int value) {
-        slots.putInt(slot(index, 4, KIND_INT), value);
+        slots.putInt(slot(index, 4, ArgumentKinds.INT), value);
         return this;
     }
 
@@ -355,7 +346,7 @@ public final class KernelLaunch {
      * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
      */
     public KernelLaunch arg(int index, long value) {
-        slots.putLong(slot(index, 8, KIND_LONG), value);
+        slots.putLong(slot(index, 8, ArgumentKinds.LONG), value);
         return this;
     }
 
@@ -369,7 +360,7 @@ public final class KernelLaunch {
      * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
      */
     public KernelLaunch arg(int index, float value) {
-        slots.putFloat(slot(index, 4, KIND_FLOAT), value);
+        slots.putFloat(slot(index, 4, ArgumentKinds.FLOAT), value);
         return this;
     }
 
@@ -383,7 +374,7 @@ public final class KernelLaunch {
      * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
      */
     public KernelLaunch arg(int index, double value) {
-        slots.putDouble(slot(index, 8, KIND_DOUBLE), value);
+        slots.putDouble(slot(index, 8, ArgumentKinds.DOUBLE), value);
         return this;
     }
 
@@ -397,7 +388,7 @@ public final class KernelLaunch {
      * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
      */
     public KernelLaunch arg(int index, short value) {
-        slots.putShort(slot(index, 2, KIND_SHORT), value);
+        slots.putShort(slot(index, 2, ArgumentKinds.SHORT), value);
         return this;
     }
 
@@ -411,7 +402,7 @@ public final class KernelLaunch {
      * @throws IllegalArgumentException if {@code index} is outside {@code [0, MAX_ARGS)}
      */
     public KernelLaunch arg(int index, byte value) {
-        slots.put(slot(index, 1, KIND_BYTE), value);
+        slots.put(slot(index, 1, ArgumentKinds.BYTE), value);
         return this;
     }
 
@@ -583,71 +574,9 @@ public final class KernelLaunch {
         }
     }
 
-    /**
-     * The message of an argument whose size is not its parameter's: the kernel, the parameter with its size and
-     * the C types of that size, the Java type given, and what to pass instead. The driver and the module image
-     * know each parameter's size only, not its C type, so the types are those of the size. Built only when
-     * thrown.
-     */
+    /** Why argument {@code index} does not fit its parameter of {@code expected} bytes ({@link ArgumentKinds#wrongSize}). */
     String wrongSize(int index, int expected) {
-        return "kernel '" + kernel.name() + "' parameter " + index + " is " + expected + " bytes (" + cTypesOf(expected) + "); the argument given is "
-                + sizes[index] + " bytes, " + javaTypeOf(kinds[index], sizes[index]) + ": " + fixFor(expected, kinds[index]);
-    }
-
-    private static String cTypesOf(int bytes) {
-        switch (bytes) {
-            case 1:
-                return "a char, unsigned char or bool in C";
-            case 2:
-                return "a short, unsigned short or __half in C";
-            case 4:
-                return "a float, int or unsigned int in C";
-            case 8:
-                return "a pointer, double, long long or size_t in C";
-            default:
-                return "a structure or vector passed by value";
-        }
-    }
-
-    private static String javaTypeOf(byte kind, int bytes) {
-        switch (kind) {
-            case KIND_INT:
-                return "a Java int";
-            case KIND_LONG:
-                return "a Java long";
-            case KIND_FLOAT:
-                return "a Java float";
-            case KIND_DOUBLE:
-                return "a Java double";
-            case KIND_SHORT:
-                return "a Java short";
-            case KIND_BYTE:
-                return "a Java byte";
-            case KIND_BUFFER:
-                return "a DeviceBuffer's address";
-            case KIND_POINTER:
-                return "a raw device pointer (argPointer)";
-            default:
-                return "a structure of " + bytes + " bytes (ByteBuffer)";
-        }
-    }
-
-    private static String fixFor(int expected, byte kind) {
-        switch (expected) {
-            case 1:
-                return "pass a byte, e.g. (byte) x";
-            case 2:
-                return "pass a short, e.g. (short) x";
-            case 4:
-                return kind == KIND_DOUBLE ? "pass a float (2.0f, not 2.0) or cast ((float) x)"
-                        : kind == KIND_LONG ? "pass an int (2, not 2L) or cast ((int) x)" : "pass a float (e.g. 2.0f) or an int, as the parameter's C type is";
-            case 8:
-                return kind == KIND_FLOAT ? "pass a double (2.0, not 2.0f) or cast ((double) x)"
-                        : kind == KIND_INT ? "pass a long (2L) or cast ((long) x); for a pointer parameter pass a DeviceBuffer"
-                                : "pass a DeviceBuffer for a pointer, a double or a long, as the parameter's C type is";
-            default:
-                return "pass the structure's " + expected + " bytes, laid out as in C with its padding, as a ByteBuffer (KernelLaunch.arg(int, ByteBuffer))";
-        }
+        return ArgumentKinds.wrongSize(kernel.name(), index, expected, sizes[index], kinds[index]);
     }
 
     /** Cluster launches: compute capability 9.0, a grid of whole clusters, and no more blocks than the kernel may have. */
