@@ -12,7 +12,9 @@ them first). Its two tests: SaxpyTest checks a kernel's result (@RequiresGpu(ker
 HandleLifecycleTest only copies and closes (@RequiresGpu). Each build tool, in turn:
 
   machine driver      both tests skipped, the reason printed (or, on a GPU, both pass)
-  CPU stand-in        (CUHANDLE_DRIVER_PATH=java/target/standin/libcuda-standin.so) the lifecycle test
+  CPU stand-in        built by docs/guide/testing.md's commands (<!-- snippet: standin-build -->, run
+                      as written in a folder that holds the clone's tests/standin-driver), which
+                      export CUHANDLE_DRIVER_PATH; then `mvn test` / `gradle check`: the lifecycle test
                       passes, the kernel test is skipped: "kernels do not execute on the CPU stand-in driver"
   requireGpu          -Dcuhandle.requireGpu=true: the build fails, naming the property (on the machine's
                       driver without a GPU, and on the stand-in)
@@ -30,11 +32,14 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_readme_snippets  # noqa: E402  (scripts/check_readme_snippets.py: README.md's snippets)
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 README = os.path.join(ROOT, "README.md")
 STARTER = os.path.join(ROOT, "docs", "guide", "starter")
 WORK = os.path.join(ROOT, "target", "new-user")
-STANDIN = os.path.join(ROOT, "java", "target", "standin", "libcuda-standin.so")
+TESTING = os.path.join(ROOT, "docs", "guide", "testing.md")
 JAVA25 = os.environ.get("JAVA25_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")
 
 NO_GPU_SKIP = "[cuhandle] GPU tests are SKIPPED: "
@@ -57,16 +62,35 @@ def check_snippets():
     """The README's snippets must appear, as shown, in the complete files it points to."""
     with open(README) as f:
         readme = f.read()
-    found = dict(re.findall(r"<!-- snippet: ([\w-]+) -->\s*```\w*\n(.*?)```", readme, re.DOTALL))
+    found = check_readme_snippets.snippets(readme)   # exits naming any snippet README.md lacks
     for name, file in (("maven-dependency", "pom.xml"), ("gradle-groovy", "build.gradle")):
-        if name not in found:
-            fail(f"README.md lacks the snippet {name}")
         with open(os.path.join(STARTER, file)) as f:
             if flat(found[name]) not in flat(f.read()):
                 fail(f"docs/guide/starter/{file} does not contain README.md's {name} snippet as shown")
         if f"docs/guide/starter/{file}" not in readme:
             fail(f"README.md does not point to docs/guide/starter/{file}")
     print("check_new_user_path: README.md's Maven and Gradle snippets are in docs/guide/starter/pom.xml and build.gradle, which it points to")
+
+
+def build_standin():
+    """Runs testing.md's stand-in commands from the root of a clone (here: a copy of the part they
+    use) and returns the CUHANDLE_DRIVER_PATH they export."""
+    with open(TESTING) as f:
+        m = re.search(r"<!-- snippet: standin-build -->\s*```sh\n(.*?)```", f.read(), re.DOTALL)
+    if not m:
+        fail("docs/guide/testing.md lacks the snippet standin-build")
+    clone = os.path.join(WORK, "clone")
+    shutil.rmtree(clone, ignore_errors=True)
+    shutil.copytree(os.path.join(ROOT, "tests", "standin-driver"), os.path.join(clone, "tests", "standin-driver"),
+                    ignore=shutil.ignore_patterns("*.so", "*.o"))
+    script = "set -eu\n" + m.group(1) + 'printf %s "$CUHANDLE_DRIVER_PATH"\n'
+    result = subprocess.run(["bash", "-c", script], cwd=clone, capture_output=True, text=True)
+    path = result.stdout.strip()
+    if result.returncode != 0 or not os.path.isfile(path):
+        fail(f"docs/guide/testing.md's stand-in commands failed (exit status {result.returncode}, CUHANDLE_DRIVER_PATH={path!r})",
+             result.stdout + result.stderr)
+    print(f"check_new_user_path: docs/guide/testing.md's stand-in commands ran as written: CUHANDLE_DRIVER_PATH={path}")
+    return path
 
 
 def copy_starter(name):
@@ -146,9 +170,7 @@ def main(argv):
         return 0
     repo_options = [a for a in argv[1:] if a.startswith("-Dmaven.repo.local=")]
     check_snippets()
-    if not os.path.exists(STANDIN):
-        fail(f"no stand-in driver at {STANDIN}: build the Java module's tests first (mvn install makes it)")
-    on_standin = {"CUHANDLE_DRIVER_PATH": STANDIN}
+    on_standin = {"CUHANDLE_DRIVER_PATH": build_standin()}
     tools = [
         ("Maven", ["mvn", "-B", "-ntp", "-Dstyle.color=never"] + repo_options + ["test"], copy_starter("maven"), maven_counts),
         ("Gradle", ["gradle", "--no-daemon", "--console=plain"] + repo_options + ["check"], copy_starter("gradle"), gradle_counts),
