@@ -15,12 +15,18 @@
    so a moved test or guide breaks the check, not the reader.
 5. Configuration: every cuhandle.* system property and CUHANDLE_* environment variable the library
    reads is listed in docs/guide/configuration.md.
+6. Commands: in the shell code blocks of tracked markdown pages (```sh, ```bash, ```shell, ```console
+   or no language), every word that names a path of the repository (its first part is a tracked
+   top-level folder: `tests/standin-driver/x.c`, `$PWD/scripts/y.sh`, `-Dp=docs/z`) must be a
+   tracked file or folder, a glob must match one, and a `cd` in the block moves where later
+   relative words are looked up. Build outputs (target/, build/, .tools/) are not checked.
 
 Usage: python3 scripts/check_docs.py [repository root]; exit status 1 on any failure. Standard
 library only, so that CI needs nothing installed.
 """
 
 import bisect
+import fnmatch
 import os
 import re
 import subprocess
@@ -333,6 +339,84 @@ def check_links(pages, tracked, read_page):
     return failures
 
 
+SHELL_LANGUAGES = ("", "sh", "bash", "shell", "console")
+BUILD_OUTPUTS = {"target", "build", ".gradle", ".tools"}
+
+
+def shell_blocks(text):
+    """(line number, line) of every line inside a fenced shell code block."""
+    lines, language = [], None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            language = stripped[3:].strip().lower() if language is None else None
+            if language is not None and language not in SHELL_LANGUAGES:
+                language = "other"
+            continue
+        if language is not None and language != "other":
+            lines.append((number, line))
+    return lines
+
+
+def path_words(line):
+    """Words of a shell line that may name paths: quotes, options' "name=" parts and $PWD/ removed."""
+    line = line.split(" #", 1)[0]
+    words = []
+    for word in re.split(r"[\s;|&()<>]+", line.lstrip("$ ")):
+        word = word.strip("'\"`,:")
+        word = word.rsplit("=", 1)[-1]
+        word = re.sub(r"^(\$PWD|\$\(pwd\)|\./)/?", "", word)
+        if word:
+            words.append(word)
+    return words
+
+
+def missing_path(here, word, top, tracked, folders):
+    """Why word, looked up from the folder here, is no path of the repository; None if it is one or not
+    the repository's (its first part is no tracked top-level folder, or it is a build output)."""
+    parts = os.path.normpath(os.path.join(here, word)).split("/")
+    if parts[0] not in top or BUILD_OUTPUTS & set(parts):
+        return None
+    path = "/".join(parts)
+    if any(c in path for c in "*?["):
+        return None if any(fnmatch.fnmatchcase(t, path) for t in tracked) else "which matches no tracked file"
+    return None if path in tracked or path in folders else "which is not a tracked file or folder"
+
+
+def check_command_paths(pages, tracked):
+    """Failure messages for repository paths named in shell code blocks that do not exist.
+    pages: [(path, text)]; tracked: set of tracked paths."""
+    folders = set()
+    for p in tracked:
+        f = os.path.dirname(p)
+        while f:
+            folders.add(f)
+            f = os.path.dirname(f)
+    top = {p.split("/", 1)[0] for p in tracked if "/" in p}
+    failures = []
+    for page, text in pages:
+        here = ""
+        for number, line in shell_blocks(text):
+            # A cd inside "( ... )" ends with the subshell: here it ends with the line.
+            line_start_here = here
+            words = path_words(line)
+            for i, word in enumerate(words):
+                if i > 0 and words[i - 1] == "cd":
+                    target = "" if word.startswith(("/", "~", "$", "-")) else os.path.normpath(os.path.join(here, word))
+                    if target and target.split("/")[0] not in top:
+                        target = ""  # not a folder of the repository: relative words are no longer checked
+                if "/" in word and not word.startswith(("/", "~", "$", "-", "http")) and "://" not in word:
+                    failure = missing_path(here, word, top, tracked, folders)
+                    if failure:
+                        where = f" (after cd {here})" if here else ""
+                        failures.append(f"{page}:{number}: the command names {word}{where}, {failure}")
+                if i > 0 and words[i - 1] == "cd":
+                    here = "" if target == "." else target
+            if line.lstrip("$ ").startswith("("):
+                here = line_start_here
+    return failures
+
+
 def check_configuration(files, configuration_text):
     """Failure messages for settings the library reads that docs/guide/configuration.md does not list."""
     failures = []
@@ -403,6 +487,7 @@ def main(argv):
     failures += check_rules(files, design)
     pages = [(p, t) for p, t in files if p.endswith(".md") and not p.startswith(RUNS)]
     failures += check_links(pages, tracked_set, lambda p: read_text(os.path.join(root, p)) if p in tracked_set else None)
+    failures += check_command_paths(pages, tracked_set)
     configuration = read_text(os.path.join(root, CONFIGURATION)) if CONFIGURATION in tracked_set else None
     if configuration is None:
         failures.append(f"{CONFIGURATION} is missing (or not tracked)")
@@ -414,7 +499,8 @@ def main(argv):
         print(f"check_docs: {len(failures)} problem(s)", file=sys.stderr)
         return 1
     print(f"check_docs: {figures} figure(s) in {PAGE} found in the logs they link; no citation of files outside the repository in {len(files)} tracked files;"
-          f" every cited rule defined in {DESIGN}; the relative links of {len(pages)} markdown pages resolve; every setting listed in {CONFIGURATION}")
+          f" every cited rule defined in {DESIGN}; the relative links of {len(pages)} markdown pages resolve, and the repository paths of their commands exist;"
+          f" every setting listed in {CONFIGURATION}")
     pending = page.count(PLACEHOLDER)
     if pending:
         print(f"check_docs: {pending} placeholder(s) '{PLACEHOLDER}...' in {PAGE} wait for a GPU log to be committed")

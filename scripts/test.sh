@@ -4,7 +4,8 @@
 # runs the Rust unit tests (cargo test), the Java tests (on the machine's driver, on the CPU stand-in
 # driver, and on Java 25 where installed) and the Kotlin and Java consumer examples, and installs
 # dev.cuhandle:cuhandle and cuhandle-junit into the local Maven repository; then the Gradle consumer
-# (tests/gradle-consumer) and the projects built from README.md's snippets build against them and run.
+# (tests/gradle-consumer) and the projects built from README.md's snippets build against them and run,
+# and docs/guide/starter's tests skip, run and fail as the testing guide says (check_new_user_path.py).
 set -euo pipefail
 case "${1:-}" in
   -h|--help)
@@ -15,7 +16,8 @@ Runs every test of cuhandle (what CI runs, through .ci/run): the checks of the d
 THIRD-PARTY-NOTICES; the Rust crate's layering (scripts/check_layers.py), cargo fmt --check and
 cargo clippy -D warnings; cargo test; the Java suite on the machine's driver and on the CPU stand-in
 driver (and on Java 25 where installed); cuhandle-junit; the Java, Kotlin and Gradle consumers; and
-README.md's Quick start built with Maven and Gradle. Takes 10-20 minutes on two cores.
+README.md's Quick start built with Maven and Gradle; docs/guide/starter's tests with Maven and
+Gradle, without a GPU, on the CPU stand-in and with -Dcuhandle.requireGpu=true. Takes 10-20 minutes on two cores.
 Without a GPU the GPU tests are skipped with the reason printed. Options go to Maven (and the
 cuhandle.* ones and -Dmaven.repo.local to Gradle and the README projects too), e.g.
   scripts/test.sh -Dcuhandle.requireGpu=true       GPU tests fail instead of skipping
@@ -76,3 +78,7 @@ echo "cuhandle test: tests/gradle-consumer passed (gradle build run)"
 # README.md's Quick start as a new project, built by Maven (Java, Kotlin) and Gradle against what was
 # just installed, and run on the machine's driver and on the CPU stand-in.
 python3 scripts/check_readme_snippets.py ${gradle_args[@]+"${gradle_args[@]}"}
+# The new user's first GPU tests: docs/guide/starter (README.md's snippets in complete build files)
+# with Maven and Gradle, skipped without a GPU, on the stand-in that docs/guide/testing.md builds, and
+# failing with -Dcuhandle.requireGpu=true or denied native access.
+python3 scripts/check_new_user_path.py ${gradle_args[@]+"${gradle_args[@]}"}

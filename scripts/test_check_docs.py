@@ -172,6 +172,36 @@ class LinkCheckTest(unittest.TestCase):
         self.assertIn("leaves the repository", failures[2])
 
 
+class CommandPathCheckTest(unittest.TestCase):
+    TRACKED = {"README.md", "tests/standin-driver/README.md", "tests/standin-driver/state.c", "tests/standin-driver/memory.c",
+               "scripts/test.sh", "java/pom.xml"}
+
+    def check(self, text):
+        return check_docs.check_command_paths([("docs/guide/testing.md", text)], self.TRACKED)
+
+    def test_a_missing_file_in_a_shell_block_is_caught(self):
+        text = "```sh\ncc -shared -o libcuda-standin.so tests/standin-driver/cuda_standin.c\n```\n"
+        failures = self.check(text)
+        self.assertEqual(1, len(failures), failures)
+        self.assertIn("docs/guide/testing.md:2: the command names tests/standin-driver/cuda_standin.c", failures[0])
+
+    def test_existing_paths_globs_folders_and_cd_pass(self):
+        text = ("```bash\n(cd tests/standin-driver && cc -o $PWD/libcuda-standin.so *.c state.c)\n"
+                "scripts/test.sh -f java/pom.xml   # java/target/standin is a build output\n"
+                "ls java/target/surefire-reports tests/standin-driver/*.c \"$PWD/tests/standin-driver\"\n```\n")
+        self.assertEqual([], self.check(text))
+
+    def test_a_cd_moves_where_relative_paths_are_looked_up(self):
+        failures = self.check("```sh\ncd tests/standin-driver\ncc standin-driver/state.c\n```\n")
+        self.assertEqual(1, len(failures), failures)
+        self.assertIn("after cd tests/standin-driver", failures[0])
+
+    def test_other_languages_and_missing_globs(self):
+        self.assertEqual([], self.check("```java\nnew File(\"tests/nothing/here.c\");\n```\n"))
+        failures = self.check("```\ncc tests/standin-driver/*.cu\n```\n")
+        self.assertEqual(1, len(failures), failures)
+
+
 class ConfigurationCheckTest(unittest.TestCase):
     def test_every_setting_the_library_reads_is_listed(self):
         files = [

@@ -66,6 +66,8 @@ int control(int command, int arg, int *result) {
     case 46: *result = (int)g_pools.n; return SUCCESS;
     case 47: *result = (int)g_memory_calls_outside_current; return SUCCESS;
     case 60: *result = (int)__atomic_load_n(&g_file_loads, __ATOMIC_RELAXED); return SUCCESS;
+    /* Identity, for Cuda.isStandIn(): "STAN"; a real driver refuses the attribute (INVALID_VALUE). */
+    case 61: *result = 0x5354414E; return SUCCESS;
     default: return INVALID_VALUE;
     }
 }

@@ -16,6 +16,11 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Cuda {
     private static final ThreadLocal<Integer> SELECTED = ThreadLocal.withInitial(() -> 0);
     private static final ConcurrentHashMap<Integer, Device> DEVICES = new ConcurrentHashMap<>();
+    /** The stand-in's identity query: control command 61 of tests/standin-driver/README.md's channel. */
+    private static final int STANDIN_IDENTITY_ATTRIBUTE = 0x40000000 | (61 << 20);
+    /** What the stand-in answers to it: "STAN" in ASCII. */
+    private static final int STANDIN_IDENTITY = 0x5354414E;
+    private static volatile Boolean standIn;
 
     private Cuda() {}
 
@@ -137,5 +142,44 @@ public final class Cuda {
     public static long currentContext() {
         Native.ensureLoaded();
         return NativeApi.currentContext();
+    }
+
+    /**
+     * Whether the loaded driver is the CPU stand-in for libcuda that cuhandle's repository builds for testing
+     * without a GPU (tests/standin-driver): it keeps the driver's bookkeeping (contexts, streams, memory,
+     * copies) but <b>kernels do not execute</b>, so results computed by kernels are meaningless there. Never
+     * throws; asked of the driver once per process.
+     *
+     * <p>The driver answers it, not its file name: the stand-in answers a device attribute outside the range
+     * of {@code CUdevice_attribute} with a fixed identity value, and a real driver refuses such an attribute
+     * with {@code CUDA_ERROR_INVALID_VALUE}. A renamed or relocated stand-in is thus still recognised, and a
+     * real libcuda in a folder whose name happens to contain "standin" is not mistaken for it.
+     * {@code @RequiresGpu(kernels = true)} of cuhandle-junit uses this to skip kernel-result tests there.
+     *
+     * <pre>{@code
+     * if (Cuda.isAvailable() && !Cuda.isStandIn()) {
+     *     assertArrayEquals(expected, resultOfAKernel);   // kernels really ran
+     * }
+     * }</pre>
+     *
+     * @return {@code true} when CUDA is available and its driver is the stand-in; {@code false} for a real
+     *     driver, or when no driver or device is usable
+     */
+    public static boolean isStandIn() {
+        Boolean known = standIn;
+        if (known == null) {
+            known = askStandIn();
+            standIn = known;
+        }
+        return known;
+    }
+
+    private static boolean askStandIn() {
+        try {
+            return deviceCount() > 0 && NativeApi.deviceAttribute(0, STANDIN_IDENTITY_ATTRIBUTE) == STANDIN_IDENTITY;
+        } catch (RuntimeException | LinkageError e) {
+            // A real driver refuses the attribute (INVALID_VALUE); no driver at all is not the stand-in either.
+            return false;
+        }
     }
 }

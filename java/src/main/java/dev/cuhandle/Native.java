@@ -30,6 +30,13 @@ final class Native {
             configureNanos = System.nanoTime() - t0;
         } catch (CudaException e) {
             failure = e;
+        } catch (IllegalCallerException e) {
+            // Java 24+ under --illegal-native-access=deny refuses System.load to a module without native
+            // access. The message names the flag and where it goes, and cuhandle-junit fails GPU tests
+            // on it instead of skipping them (GpuExtension looks for "--enable-native-access").
+            failure = new CudaException(CudaError.SHARED_OBJECT_INIT_FAILED.code(), "loading libcuhandle", "the JVM denied native access ("
+                    + e.getMessage() + "): run java with --enable-native-access=ALL-UNNAMED (on the module path: =dev.cuhandle); for tests,"
+                    + " put it in Maven Surefire's <argLine> or Gradle's test { jvmArgs }", e);
         } catch (Throwable e) {
             failure = new CudaException(CudaError.SHARED_OBJECT_INIT_FAILED.code(), "loading libcuhandle", e.toString(), e);
         }

@@ -33,6 +33,13 @@ class DeviceGpuTest {
         assertTrue(Cuda.driverPath().contains("libcuda"), Cuda.driverPath());
     }
 
+    /** On a GPU this proves that a real driver refuses the identity attribute; on the stand-in, that it answers. */
+    @StandInCapable
+    @Test
+    void theStandInIsRecognisedByItsAnswerAndARealDriverIsNot() {
+        assertEquals(StandIn.active(), Cuda.isStandIn(), Cuda.driverPath());
+    }
+
     @Test
     void theSelfTestLaunchesTheEmbeddedFatbinAndMatchesTheCpu() {
         assertNull(Main.selfTest());

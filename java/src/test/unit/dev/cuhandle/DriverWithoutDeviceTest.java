@@ -26,6 +26,7 @@ class DriverWithoutDeviceTest {
         assertEquals("cuInit", e.operation());
         assertTrue(e.getMessage().contains("CUDA_ERROR_NO_DEVICE"), e.getMessage());
         assertFalse(Cuda.isAvailable());
+        assertFalse(Cuda.isStandIn(), "no device: not the stand-in, and no exception");
         CudaException handle = assertThrows(CudaException.class, Handle::create);
         assertEquals(CudaError.NO_DEVICE, handle.error());
     }

@@ -22,7 +22,7 @@ class DotTest {
     }
 
     @Test
-    @RequiresGpu
+    @RequiresGpu(kernels = true)
     void dotOnTheGpuMatchesTheCpu() {
         long seed = System.nanoTime();
         Random random = new Random(seed);

@@ -21,7 +21,7 @@ class SaxpyTest {
     }
 
     @Test
-    @RequiresGpu
+    @RequiresGpu(kernels = true)
     fun `saxpy on the GPU matches the CPU`() {
         val random = Random(System.nanoTime())
         val x = FloatArray(100_003) { random.nextFloat() }

@@ -19,10 +19,24 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * for selecting or excluding them (Maven Surefire's {@code groups}, the console launcher's
  * {@code --include-tag}).
  *
+ * <p>With {@code kernels = true} the test also needs kernels to execute: on cuhandle's CPU stand-in
+ * driver ({@link dev.cuhandle.Cuda#isStandIn()}), where kernels are launched but do not run, it is
+ * skipped with the reason "kernels do not execute on the CPU stand-in driver", or fails with
+ * {@code cuhandle.requireGpu=true}. Mark so every test that checks what a kernel computed; leave
+ * lifecycle, argument and copy tests without it, so that they run on the stand-in.
+ *
+ * <p>A usable GPU that the JVM refuses to load the native library for ({@code
+ * --illegal-native-access=deny} without {@code --enable-native-access}) is a configuration error, not
+ * a missing GPU: such tests fail, naming the flag, whatever {@code cuhandle.requireGpu} says.
+ *
  * <pre>{@code
  * @Test
+ * @RequiresGpu(kernels = true)
+ * void scalesOnTheGpu() { ... }      // checks a kernel's result
+ *
+ * @Test
  * @RequiresGpu
- * void scalesOnTheGpu() { ... }
+ * void closesTwice() { ... }         // runs on the stand-in too
  * }</pre>
  *
  * @see GpuExtension
@@ -32,4 +46,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Retention(RetentionPolicy.RUNTIME)
 @Tag("gpu")
 @ExtendWith(GpuExtension.class)
-public @interface RequiresGpu {}
+public @interface RequiresGpu {
+    /**
+     * Whether the test needs kernels to execute, not only a driver and a device: {@code true} skips it
+     * on the CPU stand-in driver (or fails it with {@code cuhandle.requireGpu=true}). Where the method
+     * and its class both carry the annotation, either one asking for kernels is enough.
+     *
+     * @return {@code true} for tests that check what a kernel computed; {@code false} by default
+     */
+    boolean kernels() default false;
+}

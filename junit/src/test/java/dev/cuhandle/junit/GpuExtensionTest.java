@@ -37,4 +37,19 @@ class GpuExtensionTest {
         AssertionError e = assertThrows(AssertionError.class, () -> GpuExtension.decide(REASON, true));
         assertEquals("-Dcuhandle.requireGpu=true but no CUDA GPU is usable: " + REASON, e.getMessage());
     }
+
+    @Test
+    void theStandInSkipsKernelTestsWithTheReason() {
+        ConditionEvaluationResult result = GpuExtension.decide(GpuExtension.STAND_IN, false);
+        assertTrue(result.isDisabled());
+        assertEquals(Optional.of("no usable CUDA GPU: kernels do not execute on the CPU stand-in driver"), result.getReason());
+    }
+
+    @Test
+    void deniedNativeAccessFailsEvenWhenSkippingIsAllowed() {
+        // A build that forgot the flag must not pass by skipping every GPU test.
+        String denied = "loading libcuhandle: the JVM denied native access: run java with --enable-native-access=ALL-UNNAMED";
+        AssertionError e = assertThrows(AssertionError.class, () -> GpuExtension.decide(denied, false));
+        assertTrue(e.getMessage().contains("--enable-native-access=ALL-UNNAMED"), e.getMessage());
+    }
 }

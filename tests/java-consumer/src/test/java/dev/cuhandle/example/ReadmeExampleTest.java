@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 
 class ReadmeExampleTest {
     @Test
-    @RequiresGpu
+    @RequiresGpu(kernels = true)
     void theReadmesOpeningExampleComputesHalfOfTwoXPlusY() {
         long seed = System.nanoTime();
         Random random = new Random(seed);

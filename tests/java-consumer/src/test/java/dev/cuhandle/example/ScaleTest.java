@@ -19,7 +19,7 @@ class ScaleTest {
     }
 
     @Test
-    @RequiresGpu
+    @RequiresGpu(kernels = true)
     void scaleOnTheGpuMatchesTheCpu() {
         long seed = System.nanoTime();
         Random random = new Random(seed);
