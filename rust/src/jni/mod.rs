@@ -11,6 +11,7 @@ mod graph;
 mod handle;
 mod host_registration;
 mod java_arrays;
+mod launch;
 mod library;
 mod load;
 pub(crate) mod logging;

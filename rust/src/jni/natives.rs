@@ -10,7 +10,9 @@
 //! points to (`native_ptr`), with the contract stated there.
 
 use crate::jni::registration::NativeClass;
-use crate::jni::{blas, buffer, completion, cuda, event, graph, handle, host_registration, library, nvrtc, pinned, transfer, variables};
+use crate::jni::{
+    blas, buffer, completion, cuda, event, graph, handle, host_registration, launch, library, nvrtc, pinned, transfer, variables,
+};
 #[cfg(feature = "test-api")]
 use crate::jni::{testing, testing_driver_probe, testing_green_context};
 
@@ -26,6 +28,7 @@ pub const CLASSES: &[NativeClass] = &[
             transfer::METHODS,
             host_registration::METHODS,
             library::METHODS,
+            launch::METHODS,
             variables::METHODS,
             graph::METHODS,
             event::METHODS,
