@@ -185,7 +185,9 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * stream being left), and the call that waits here holds nothing open meanwhile.
      */
     private void awaitStreamSwitch() {
-        Parking.until(() -> switchingStream == null, this);
+        if (switchingStream != null) { // checked first: the common case makes no lambda
+            Parking.until(() -> switchingStream == null, this);
+        }
     }
 
     /**

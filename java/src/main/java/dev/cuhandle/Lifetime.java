@@ -68,7 +68,9 @@ final class Lifetime {
      * operation that must not overlap calls that entered before it (graph capture).
      */
     void awaitCallsAtMost(int calls) {
-        Parking.until(() -> (state.get() & ~CLOSED) <= calls, this);
+        if ((state.get() & ~CLOSED) > calls) { // checked first: the common case makes no lambda
+            Parking.until(() -> (state.get() & ~CLOSED) <= calls, this);
+        }
     }
 
     boolean isClosed() {
@@ -87,6 +89,9 @@ final class Lifetime {
                 return false;
             }
         } while (!state.compareAndSet(s, s | CLOSED));
+        if ((state.get() & ~CLOSED) == 0) {
+            return true; // no call in flight, the common case: nothing to wait for, nothing allocated
+        }
         closer = Thread.currentThread();
         try {
             Parking.until(() -> (state.get() & ~CLOSED) == 0, this);
