@@ -42,11 +42,7 @@ class CheckThenUseSecurityTest {
     Path tmp;
 
     private static void needOtherUser() {
-        String why = OtherUser.unavailable();
-        if (why != null) {
-            System.err.println("CheckThenUseSecurityTest: multi-user case skipped: " + why);
-        }
-        assumeTrue(why == null, "multi-user case skipped: " + why);
+        OtherUser.assumeAvailable("CheckThenUseSecurityTest");
     }
 
     /** Starts a tool as the other user and waits for its first line (it is running then). */
@@ -307,13 +303,8 @@ class CheckThenUseSecurityTest {
     }
 
     private static String[] nvrtcOrSkip() {
-        try {
-            return RuntimeCompiler.nvrtc();
-        } catch (CudaException e) {
-            assertFalse(Boolean.getBoolean("cuhandle.requireNvrtc"), "NVRTC must be found on a machine that builds cuhandle: " + e.getMessage());
-            assumeTrue(false, "NVRTC is not installed: " + e.getMessage());
-            throw e;
-        }
+        CompileCacheSecurityTest.needNvrtc();
+        return RuntimeCompiler.nvrtc();
     }
 
     /**

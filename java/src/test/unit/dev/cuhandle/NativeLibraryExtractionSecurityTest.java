@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -59,11 +58,7 @@ class NativeLibraryExtractionSecurityTest {
      */
     @Test
     void anotherUsersFolderIsNotExtractedIntoAndTheSwappedLibraryNeverRuns() throws Exception {
-        String why = OtherUser.unavailable();
-        if (why != null) {
-            System.err.println("NativeLibraryExtractionSecurityTest: multi-user case skipped: " + why);
-        }
-        assumeTrue(why == null, "multi-user case skipped: " + why);
+        OtherUser.assumeAvailable("NativeLibraryExtractionSecurityTest");
         try (AttackTools tools = AttackTools.build()) {
             Path attackerFolder = OtherUser.newPathInTmp("cuhandle-extract-");
             Process watcher = null;

@@ -26,6 +26,17 @@ final class OtherUser {
 
     private OtherUser() {}
 
+    /**
+     * Skips the calling test, with the reason printed and in the report, where commands cannot run as the other user
+     * ({@code test} names the test class in the printed line).
+     */
+    static void assumeAvailable(String test) {
+        if (REASON != null) {
+            System.err.println(test + ": multi-user case skipped: " + REASON);
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(REASON == null, "multi-user case skipped: " + REASON);
+    }
+
     /** Why commands cannot run as another user here, or null when they can. */
     static String unavailable() {
         return REASON;

@@ -11,6 +11,7 @@ import dev.cuhandle.spark.GpuTask;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -38,11 +39,12 @@ public final class MemoryPressureMain {
     private MemoryPressureMain() {}
 
     public static void main(String[] args) throws Exception {
-        String master = option(args, "--master", "local[16]");
-        int tasks = Integer.parseInt(option(args, "--tasks", "16"));
-        double factor = Double.parseDouble(option(args, "--factor", "2.0"));
-        int concurrent = Integer.parseInt(option(args, "--concurrent", "8"));
-        long holdMillis = Long.parseLong(option(args, "--hold-ms", "300"));
+        Map<String, String> o = VectorScoringMain.options(args);
+        String master = o.getOrDefault("master", "local[16]");
+        int tasks = Integer.parseInt(o.getOrDefault("tasks", "16"));
+        double factor = Double.parseDouble(o.getOrDefault("factor", "2.0"));
+        int concurrent = Integer.parseInt(o.getOrDefault("concurrent", "8"));
+        long holdMillis = Long.parseLong(o.getOrDefault("hold-ms", "300"));
         long free;
         try (Handle h = Handle.create(0)) {
             free = h.freeMemory();
@@ -82,7 +84,7 @@ public final class MemoryPressureMain {
                 + " admission: %d waits, %.1f s waited in all, at most %d holders%n", seconds, failed.get(), ATTEMPTS.get(), tasks,
                 ATTEMPTS.get() - tasks, GpuAdmission.waits(), GpuAdmission.waitedNanos() / 1e9, GpuAdmission.maxHolders(0));
         // On the CPU stand-in driver kernels do not run: the answers are not compared there.
-        boolean standIn = Cuda.driverPath().contains("libcuda-standin");
+        boolean standIn = Cuda.isStandIn();
         System.out.printf("pressure: CPU answer == GPU answer: %s (%d of %d tasks)%n", standIn ? "not compared (stand-in driver)"
                 : equal == tasks ? "yes" : "no", equal, tasks);
         boolean pass = failed.get() == 0 && gpu.size() == tasks && (standIn || equal == tasks);
@@ -132,14 +134,5 @@ public final class MemoryPressureMain {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
         }
-    }
-
-    private static String option(String[] args, String name, String fallback) {
-        for (int i = 0; i + 1 < args.length; i++) {
-            if (args[i].equals(name)) {
-                return args[i + 1];
-            }
-        }
-        return fallback;
     }
 }

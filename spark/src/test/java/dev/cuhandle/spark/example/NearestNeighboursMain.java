@@ -40,7 +40,7 @@ final class NearestNeighboursMain {
                 Integer.parseInt(o.getOrDefault("k", "10")), Integer.parseInt(o.getOrDefault("partitions", "32")),
                 Long.parseLong(o.getOrDefault("seed", "1")));
         int runs = Integer.parseInt(o.getOrDefault("runs", "3"));
-        boolean standIn = VectorScoringMain.standIn();
+        boolean standIn = Cuda.isStandIn();
         out.println(PREFIX + "mode knn, master " + master + ", " + problem + ", driver " + Cuda.driverPath() + ", " + Cuda.device(0));
         try (JavaSparkContext sc = new JavaSparkContext(VectorScoringMain.conf(master).setAppName("cuhandle nearest neighbours"))) {
             NeighbourAnswer cpu = NearestNeighbours.onCpu(sc, problem); // warm-up

@@ -72,7 +72,8 @@ public final class VectorScoringMain {
         return pass ? 0 : 1;
     }
 
-    private static Map<String, String> options(String[] args) {
+    /** "--name value" pairs as a map from name to value; the examples' mains share it. */
+    static Map<String, String> options(String[] args) {
         Map<String, String> options = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i += 2) {
             if (!args[i].startsWith("--") || i + 1 == args.length) {
@@ -81,10 +82,6 @@ public final class VectorScoringMain {
             options.put(args[i].substring(2), args[i + 1]);
         }
         return options;
-    }
-
-    static boolean standIn() {
-        return Cuda.driverPath().contains("libcuda-standin");
     }
 
     static SparkConf conf(String master) {
@@ -168,7 +165,7 @@ public final class VectorScoringMain {
             out.println(PREFIX + "rows scored: CPU " + cpu.rows + ", GPU " + gpu.rows + ", expected " + rows);
             return false;
         }
-        if (standIn()) {
+        if (Cuda.isStandIn()) {
             out.println(PREFIX + "CPU answer == GPU answer: not compared (the CPU stand-in driver runs no kernels)");
             return true;
         }
