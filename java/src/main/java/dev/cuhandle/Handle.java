@@ -476,9 +476,10 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * Closes the handle (H6): waits for calls in flight on other threads, synchronises its stream (its own
      * work only: no other handle shares it), frees what it owns, gives the stream back to its context for
      * later handles and releases the primary-context retain once. Idempotent; later calls throw
-     * {@link IllegalStateException}. Futures of {@link #whenDone()} and of the asynchronous copies
-     * whose work was on the handle's stream are completed (exceptionally if the work failed) before it
-     * returns.
+     * {@link IllegalStateException}. Futures of {@link #whenDone()} and of the asynchronous copies of
+     * {@link HostBuffer}s whose work was on the handle's stream are completed (exceptionally if the work
+     * failed) before it returns. An asynchronous copy of a Java array holds the handle open until its last
+     * chunk is done, so the close waits for it; its future completes just after.
      */
     @Override
     public void close() {
