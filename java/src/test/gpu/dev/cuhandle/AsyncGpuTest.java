@@ -181,37 +181,50 @@ class AsyncGpuTest extends KernelGpuTestBase {
 
     @Test
     void a1_closingAHostBufferWaitsForTheCopyInFlight() throws Exception {
-        try (Handle h = Handle.create(0); DeviceBuffer d = h.allocate(1 << 20)) {
-            HostBuffer host = h.allocateHost(1 << 20);
-            // Timed from before the work is queued: what close() must wait for ends 300 ms after
-            // this, however long queuing the copy took (on a loaded machine, most of the 300 ms:
-            // docs/measurements.md).
-            long queued = System.nanoTime();
-            occupy(h, 300);
-            CompletableFuture<Void> copy = h.downloadAsync(d, host);
-            assertFalse(copy.isDone(), "the copy is queued behind 300 ms of work");
-            long closing = System.nanoTime();
-            host.close();
-            long closed = System.nanoTime();
-            long sinceQueuedMs = (closed - queued) / 1_000_000;
-            assertTrue(sinceQueuedMs >= 200, "close() should have waited for the copy queued behind 300 ms of work; it returned "
-                    + sinceQueuedMs + " ms after the work was queued (" + (closed - closing) / 1_000_000 + " ms in close())");
-            // The buffers are released just before the future completes (so a continuation may close them).
-            copy.get(10, TimeUnit.SECONDS);
-        }
+        QueuedWorkTurns.run(300, "closing a host buffer with a copy in flight", occupiedMs -> {
+            try (Handle h = Handle.create(0); DeviceBuffer d = h.allocate(1 << 20)) {
+                HostBuffer host = h.allocateHost(1 << 20);
+                // Timed from before the work is queued: what close() must wait for ends occupiedMs after
+                // this, however long queuing the copy took (docs/measurements.md).
+                long queued = System.nanoTime();
+                occupy(h, occupiedMs);
+                CompletableFuture<Void> copy = h.downloadAsync(d, host);
+                if (copy.isDone()) {
+                    host.close();
+                    return false;
+                }
+                long closing = System.nanoTime();
+                host.close();
+                long closed = System.nanoTime();
+                long sinceQueuedMs = (closed - queued) / 1_000_000;
+                assertTrue(sinceQueuedMs >= occupiedMs * 2L / 3, "close() should have waited for the copy queued behind " + occupiedMs
+                        + " ms of work; it returned " + sinceQueuedMs + " ms after the work was queued (" + (closed - closing) / 1_000_000
+                        + " ms in close())");
+                // The buffers are released just before the future completes (so a continuation may close them).
+                copy.get(30, TimeUnit.SECONDS);
+                return true;
+            }
+        });
     }
 
     @Test
     void a1_whenDoneCompletesAfterTheQueuedWorkAndNotBefore() throws Exception {
-        try (Handle h = Handle.create(0); Event e = h.createEvent()) {
-            occupy(h, 200);
-            e.record(h);
-            CompletableFuture<Void> done = h.whenDone();
-            assertFalse(done.isDone(), "whenDone() must return at once, before 200 ms of queued work finished");
-            assertFalse(e.query(), "Event.query() while the work runs");
-            done.get(30, TimeUnit.SECONDS);
-            assertTrue(e.query(), "the work before the future is done when it completes");
-        }
+        QueuedWorkTurns.run(200, "whenDone() behind queued work", occupiedMs -> {
+            try (Handle h = Handle.create(0); Event e = h.createEvent()) {
+                occupy(h, occupiedMs);
+                e.record(h);
+                CompletableFuture<Void> done = h.whenDone();
+                boolean doneAtOnce = done.isDone();
+                // Asked after isDone(): work still running now was running when isDone() answered.
+                boolean stillQueued = !e.query();
+                if (stillQueued) {
+                    assertFalse(doneAtOnce, "whenDone() must return at once, before " + occupiedMs + " ms of queued work finished");
+                }
+                done.get(30, TimeUnit.SECONDS);
+                assertTrue(e.query(), "the work before the future is done when it completes");
+                return stillQueued;
+            }
+        });
     }
 
     @Test
@@ -248,27 +261,31 @@ class AsyncGpuTest extends KernelGpuTestBase {
 
     @Test
     void a1_closingAHandleCompletesItsOutstandingFutures() throws Exception {
-        Handle h = Handle.create(0);
-        DeviceBuffer d = h.allocate(4096);
-        HostBuffer host = h.allocateHost(4096);
-        List<CompletableFuture<Void>> futures = new ArrayList<>();
-        try {
-            occupy(h, 200);
-            for (int i = 0; i < 100; i++) {
-                futures.add(h.whenDone());
+        QueuedWorkTurns.run(200, "closing a handle with futures outstanding", occupiedMs -> {
+            Handle h = Handle.create(0);
+            DeviceBuffer d = h.allocate(4096);
+            HostBuffer host = h.allocateHost(4096);
+            List<CompletableFuture<Void>> futures = new ArrayList<>();
+            try {
+                occupy(h, occupiedMs);
+                for (int i = 0; i < 100; i++) {
+                    futures.add(h.whenDone());
+                }
+                futures.add(h.downloadAsync(d, host));
+                // The download is the last of them: if it is pending, every one is when close() starts.
+                boolean stillQueued = !futures.get(futures.size() - 1).isDone();
+                h.close();
+                for (CompletableFuture<Void> f : futures) {
+                    assertTrue(f.isDone(), "close() returned with a future still pending: " + f);
+                    assertFalse(f.isCompletedExceptionally(), f.toString());
+                }
+                return stillQueued;
+            } finally {
+                h.close();
+                d.close(); // the download released it when its future settled
+                host.close();
             }
-            futures.add(h.downloadAsync(d, host));
-            assertFalse(futures.get(0).isDone(), "the futures are outstanding when close() starts");
-            h.close();
-            for (CompletableFuture<Void> f : futures) {
-                assertTrue(f.isDone(), "close() returned with a future still pending: " + f);
-                assertFalse(f.isCompletedExceptionally(), f.toString());
-            }
-        } finally {
-            h.close();
-            d.close(); // the download released it when its future settled
-            host.close();
-        }
+        });
         awaitNoOutstanding();
     }
 
@@ -301,32 +318,41 @@ class AsyncGpuTest extends KernelGpuTestBase {
         Random random = freshRandom("a1 waitFor");
         int n = 1 << 16;
         float[] xs = randomFloats(random, n);
-        try (Handle producer = Handle.create(0); Handle consumer = Handle.create(0); Event ready = producer.createEvent();
-                DeviceBuffer d = producer.allocate(4L * n); HostBuffer host = producer.allocateHost(4L * n)) {
-            host.put(0, xs, 0, n);
-            occupy(producer, 200);
-            CompletableFuture<Void> up = producer.uploadAsync(host, d);
-            launchAddOne(producer, d, n);
-            ready.record(producer);
-            long start = System.nanoTime();
-            consumer.waitFor(ready);
-            assertTrue(System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(100), "waitFor() must not block the host");
-            launchAddOne(consumer, d, n);
-            CompletableFuture<Void> consumed = consumer.whenDone();
-            assertFalse(consumed.isDone(), "the consumer's work waits for the producer's 200 ms");
-            consumed.get(30, TimeUnit.SECONDS);
-            assertTrue(ready.query(), "the consumer finished, so the event it waited for is done");
-            up.get(10, TimeUnit.SECONDS);
-            consumer.downloadAsync(d, host).get(30, TimeUnit.SECONDS);
-            float[] got = new float[n];
-            host.get(0, got, 0, n);
-            for (int i = 0; i < n; i++) {
-                float expected = xs[i] + 2 * addOneEffect();
-                if (got[i] != expected) {
-                    throw new AssertionError("element " + i + ": got " + got[i] + ", expected " + expected + " (both add-ones, in order)");
+        QueuedWorkTurns.run(200, "waitFor() behind the producer's work", occupiedMs -> {
+            try (Handle producer = Handle.create(0); Handle consumer = Handle.create(0); Event ready = producer.createEvent();
+                    DeviceBuffer d = producer.allocate(4L * n); HostBuffer host = producer.allocateHost(4L * n)) {
+                host.put(0, xs, 0, n);
+                occupy(producer, occupiedMs);
+                CompletableFuture<Void> up = producer.uploadAsync(host, d);
+                launchAddOne(producer, d, n);
+                ready.record(producer);
+                long start = System.nanoTime();
+                consumer.waitFor(ready);
+                long waitedMs = (System.nanoTime() - start) / 1_000_000;
+                launchAddOne(consumer, d, n);
+                CompletableFuture<Void> consumed = consumer.whenDone();
+                boolean consumedAtOnce = consumed.isDone();
+                // Asked after isDone(): a producer still running now was running when isDone() answered.
+                boolean stillQueued = !ready.query();
+                if (stillQueued) {
+                    assertTrue(waitedMs < occupiedMs, "waitFor() must not block the host; it took " + waitedMs + " ms");
+                    assertFalse(consumedAtOnce, "the consumer's work waits for the producer's " + occupiedMs + " ms");
                 }
+                consumed.get(30, TimeUnit.SECONDS);
+                assertTrue(ready.query(), "the consumer finished, so the event it waited for is done");
+                up.get(10, TimeUnit.SECONDS);
+                consumer.downloadAsync(d, host).get(30, TimeUnit.SECONDS);
+                float[] got = new float[n];
+                host.get(0, got, 0, n);
+                for (int i = 0; i < n; i++) {
+                    float expected = xs[i] + 2 * addOneEffect();
+                    if (got[i] != expected) {
+                        throw new AssertionError("element " + i + ": got " + got[i] + ", expected " + expected + " (both add-ones, in order)");
+                    }
+                }
+                return stillQueued;
             }
-        }
+        });
     }
 
     @Test
