@@ -9,7 +9,8 @@ the JNI layer (rust/src/jni) is the top floor. A module may use modules of its o
 below, never one above. The pure core never uses the `jni` crate or `crate::jni` (it must stay testable by
 `cargo test` without a JVM). A module of rust/src/core that no floor names fails the check too: a new module
 is placed on purpose. References are read as text: `crate::core::NAME`, `crate::jni`, `use jni::` and
-`jni::` paths, with comments, strings and `#[cfg(test)]` modules left out (tests may use any module as input). Standard library only; scripts/test.sh runs it (and its own
+`jni::` paths, with comments, strings and `#[cfg(test)]` modules left out; a driver entry point read from the symbol
+table (`api.cuX`) outside core/driver/ fails too (the rest of the crate calls the driver floor's checked methods) (tests may use any module as input). Standard library only; scripts/test.sh runs it (and its own
 tests, scripts/test_check_layers.py).
 """
 
@@ -38,6 +39,9 @@ FLOOR_OF = {module: i for i, (_, modules) in enumerate(FLOORS) for module in mod
 CORE_REF = re.compile(r"\bcrate::core::(\w+)")
 # `use crate::core::{a, b::C, d::{E, F}}`: the modules are the first names of the group's items.
 CORE_GROUP = re.compile(r"\bcrate::core::\{")
+# A driver entry point read from the symbol table: only the driver floor (core/driver/) may, every other
+# module calls the floor's checked methods (`driver.cuX(...)`), so each call's error handling lives once.
+DRIVER_ENTRY = re.compile(r"\bapi\s*\.\s*cu[A-Z]\w*")
 JNI_REF = re.compile(r"\bcrate::jni\b|^\s*use\s+jni\b|\bjni::(?:objects|sys|errors|strings|JNIEnv|EnvUnowned|JavaVM)\b", re.M)
 
 
@@ -117,6 +121,10 @@ def violations(src):
             if used in FLOOR_OF and FLOOR_OF[used] > floor:
                 found.append(f"{path}: {kind}::{name} (floor {floor}, {FLOORS[floor][0]}) uses core::{used} "
                              f"(floor {FLOOR_OF[used]}, {FLOORS[FLOOR_OF[used]][0]}): imports must point down")
+        entry = DRIVER_ENTRY.search(text)
+        if entry and name != "driver":
+            found.append(f"{path}: {kind}::{name} calls the driver entry point {entry.group(0).split('.')[-1].strip()} from the symbol table: "
+                         f"only core/driver/ may; call the driver floor's checked method instead (driver.cuX(...))")
         if kind == "core" and JNI_REF.search(text):
             found.append(f"{path}: core::{name} uses JNI (crate::jni or the jni crate): the core must not depend on JNI types")
     return found
@@ -134,7 +142,8 @@ def main(argv):
         print(line)
     files = sum(1 for p in src.rglob("*.rs") if module_of(p, src))
     print(f"check_layers: {len(found)} problem(s) in {files} files of {len(FLOORS)} floors" if found
-          else f"check_layers: {files} files of {len(FLOORS)} floors; every import points down; the core uses no JNI")
+          else f"check_layers: {files} files of {len(FLOORS)} floors; every import points down; the core uses no JNI; "
+          "only core/driver/ calls driver entry points")
     return 1 if found else 0
 
 

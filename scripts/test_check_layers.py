@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Tests of scripts/check_layers.py on small planted trees: an upward import (plain and grouped), JNI in
-the core and a module on no floor are caught; imports down, tests, comments and strings are not.
+the core, a driver entry point called outside core/driver/ and a module on no floor are caught; imports down, tests, comments and strings are not.
 scripts/test.sh runs it before the check itself. Standard library only."""
 
 import pathlib
@@ -48,6 +48,19 @@ class CheckLayersTest(unittest.TestCase):
             found = check_layers.violations(src)
             self.assertEqual(len(found), 1, text)
             self.assertIn("the core must not depend on JNI types", found[0])
+
+    def test_a_driver_entry_point_outside_the_driver_floor_fails(self):
+        planted = "fn f(d: &Driver) { let rc = unsafe { (d.api.cuCtxSynchronize)() }; }\n"
+        src = self.tree({
+            "core/event.rs": planted,
+            "jni/probe.rs": "fn g(d: &Driver) { let api = &d.api; unsafe { (api.cuInit)(0) }; }\n",
+            "core/driver/mod.rs": planted,  # the floor itself may
+            "core/graph.rs": "// (api.cuGraphLaunch) in a comment\nfn h(d: &Driver) { unsafe { d.cuGraphLaunch(e, s) }; }\n",
+        })
+        found = check_layers.violations(src)
+        self.assertEqual(len(found), 2, found)
+        self.assertIn("core::event calls the driver entry point cuCtxSynchronize", found[0])
+        self.assertIn("jni::jni calls the driver entry point cuInit", found[1])
 
     def test_a_module_on_no_floor_fails(self):
         found = check_layers.violations(self.tree({"core/brand_new.rs": "fn f() {}\n"}))

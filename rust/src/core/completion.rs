@@ -75,18 +75,18 @@ impl Marker {
     pub fn record(handle: &Handle, id: u64) -> Result<Marker> {
         let _scope = handle.activate()?;
         let ctx = handle.context();
-        let api = &ctx.driver().api;
+        let driver = ctx.driver();
         let stream = handle.stream()?;
         let mut event = std::ptr::null_mut();
         // SAFETY: out-pointer valid; the context is active.
-        ctx.check(unsafe { (api.cuEventCreate)(&mut event, CU_EVENT_DISABLE_TIMING) }, "cuEventCreate")?;
+        ctx.noted(unsafe { driver.cuEventCreate(&mut event, CU_EVENT_DISABLE_TIMING) })?;
         // From here on dropping the marker destroys the event, also on the error paths below.
         let marker = Marker { event, ctx: Arc::clone(ctx) };
         // SAFETY: the event and the stream belong to the active context.
-        ctx.check(unsafe { (api.cuEventRecord)(event, stream) }, "cuEventRecord")?;
+        ctx.noted(unsafe { driver.cuEventRecord(event, stream) })?;
         // SAFETY: `signal` is sound to call from any thread at any time; the user data is an
         // integer, not a pointer, so nothing it names can dangle.
-        ctx.check(unsafe { (api.cuLaunchHostFunc)(stream, signal, id as usize as *mut std::ffi::c_void) }, "cuLaunchHostFunc")?;
+        ctx.noted(unsafe { driver.cuLaunchHostFunc(stream, signal, id as usize as *mut std::ffi::c_void) })?;
         Ok(marker)
     }
 
@@ -102,7 +102,8 @@ impl Drop for Marker {
         if let Ok(_scope) = self.ctx.activate() {
             // SAFETY: created by `record` in this context, destroyed once. Destroying an event
             // whose work is still queued is allowed: the driver releases it when done.
-            unsafe { (self.ctx.driver().api.cuEventDestroy)(self.event) };
+            // A failed destroy leaves nothing to undo.
+            let _ = unsafe { self.ctx.driver().cuEventDestroy(self.event) };
         }
     }
 }

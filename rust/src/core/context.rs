@@ -49,11 +49,11 @@ impl Context {
         let id = unsafe { context_id(driver, current)? };
         let mut device = 0;
         // SAFETY: out-pointer is a valid local; reads the device of the current context.
-        driver.check(unsafe { (driver.api.cuCtxGetDevice)(&mut device) }, "cuCtxGetDevice")?;
+        unsafe { driver.cuCtxGetDevice(&mut device) }?;
         let mut flags = 0;
         let mut active = 0;
         // SAFETY: out-pointers are valid locals.
-        driver.check(unsafe { (driver.api.cuDevicePrimaryCtxGetState)(device, &mut flags, &mut active) }, "cuDevicePrimaryCtxGetState")?;
+        unsafe { driver.cuDevicePrimaryCtxGetState(device, &mut flags, &mut active) }?;
         // Only an active primary context can be the current one; checking first avoids creating
         // a primary context (slow, and it takes device memory: docs/performance-notes.md) just to
         // compare addresses.
@@ -103,9 +103,9 @@ impl Context {
         let scope = Activation::enter(driver, raw)?;
         let mut device = 0;
         // SAFETY: `raw` is current on this thread for the scope's lifetime; out-pointer is valid.
-        let rc = unsafe { (driver.api.cuCtxGetDevice)(&mut device) };
+        let read = unsafe { driver.cuCtxGetDevice(&mut device) };
         drop(scope);
-        driver.check(rc, "cuCtxGetDevice")?;
+        read?;
         Ok(Context { raw, id, device, ownership: Ownership::Borrowed, driver })
     }
 
@@ -142,8 +142,11 @@ impl Context {
         // driver documents passing a destroyed context as undefined behaviour (cuCtxDestroy), so
         // detecting one is best effort; driver 580 answers CUDA_ERROR_CONTEXT_IS_DESTROYED
         // (`ctx_get_id_after_destroy` in docs/runs/2026-11-29-anchors.txt).
-        let rc = unsafe { (self.driver.api.cuCtxGetId)(self.raw, &mut id) };
-        if rc == CUDA_ERROR_CONTEXT_IS_DESTROYED || rc == CUDA_ERROR_INVALID_CONTEXT {
+        let read = unsafe { self.driver.cuCtxGetId(self.raw, &mut id) };
+        if let Err(Error::Cuda(failure)) = &read {
+            if failure.code != CUDA_ERROR_CONTEXT_IS_DESTROYED && failure.code != CUDA_ERROR_INVALID_CONTEXT {
+                return read;
+            }
             let what = match self.ownership {
                 Ownership::RetainedPrimary => format!(
                     "the primary context of device {} (id {}) this object was bound to was reset or destroyed",
@@ -151,9 +154,9 @@ impl Context {
                 ),
                 Ownership::Borrowed => format!("the context {:p} (id {}) this object was bound to has been destroyed", self.raw, self.id),
             };
-            return Err(Error::cuda(rc, "validating the handle's context", format!("{}; {what}", self.driver.describe(rc))));
+            return Err(Error::cuda(failure.code, "validating the handle's context", format!("{}; {what}", failure.message)));
         }
-        self.driver.check(rc, "cuCtxGetId")?;
+        read?;
         if id != self.id {
             let message = match self.ownership {
                 Ownership::RetainedPrimary => format!(
@@ -190,15 +193,20 @@ impl Context {
         Activation::enter(self.driver, self.raw)
     }
 
-    /// `Driver::check` that also remembers sticky errors for this context (H11).
+    /// `result` of a driver call made for this context, with a sticky error remembered for it (H11).
     #[inline]
-    pub fn check(&self, rc: driver::CuResult, operation: &str) -> Result<()> {
-        if rc == 0 {
-            return Ok(());
+    pub fn noted<T>(&self, result: Result<T>) -> Result<T> {
+        if let Err(error) = &result {
+            self.note(error);
         }
-        let description = self.driver.describe(rc);
-        sticky::record(self.id, rc, &description, operation);
-        Err(Error::cuda(rc, operation, description))
+        result
+    }
+
+    /// Remembers `error` for this context if it is a sticky driver error (H11).
+    pub fn note(&self, error: &Error) {
+        if let Error::Cuda(failure) = error {
+            sticky::record(self.id, failure.code, &failure.message, &failure.operation);
+        }
     }
 }
 
@@ -232,7 +240,7 @@ impl Activation {
         let switched = previous != ctx;
         if switched {
             // SAFETY: `ctx` was validated (or is being wrapped right after cuCtxGetId succeeded).
-            driver.check(unsafe { (driver.api.cuCtxSetCurrent)(ctx) }, "cuCtxSetCurrent")?;
+            unsafe { driver.cuCtxSetCurrent(ctx) }?;
         }
         Ok(Activation { previous, switched, driver })
     }
@@ -245,9 +253,8 @@ impl Drop for Activation {
         }
         // SAFETY: puts back what was on top of the stack before `enter` (NULL: takes off the
         // entry `enter` put on the empty stack).
-        let rc = unsafe { (self.driver.api.cuCtxSetCurrent)(self.previous) };
-        if rc != 0 {
-            log::error!("restoring the caller's context failed: {}", self.driver.describe(rc));
+        if let Err(e) = unsafe { self.driver.cuCtxSetCurrent(self.previous) } {
+            log::error!("restoring the caller's context: {e}");
         }
     }
 }
@@ -255,7 +262,7 @@ impl Drop for Activation {
 pub fn current_context(driver: &Driver) -> Result<CUcontext> {
     let mut current = ptr::null_mut();
     // SAFETY: out-pointer is a valid local.
-    driver.check(unsafe { (driver.api.cuCtxGetCurrent)(&mut current) }, "cuCtxGetCurrent")?;
+    unsafe { driver.cuCtxGetCurrent(&mut current) }?;
     Ok(current)
 }
 
@@ -268,14 +275,14 @@ pub fn current_context(driver: &Driver) -> Result<CUcontext> {
 pub unsafe fn context_id(driver: &Driver, ctx: CUcontext) -> Result<u64> {
     let mut id = 0;
     // SAFETY: the caller's contract; the out-pointer is a valid local.
-    driver.check(unsafe { (driver.api.cuCtxGetId)(ctx, &mut id) }, "cuCtxGetId")?;
+    unsafe { driver.cuCtxGetId(ctx, &mut id) }?;
     Ok(id)
 }
 
 pub fn device_count(driver: &Driver) -> Result<i32> {
     let mut count = 0;
     // SAFETY: out-pointer is a valid local.
-    driver.check(unsafe { (driver.api.cuDeviceGetCount)(&mut count) }, "cuDeviceGetCount")?;
+    unsafe { driver.cuDeviceGetCount(&mut count) }?;
     Ok(count)
 }
 
@@ -290,21 +297,20 @@ pub fn primary_active(driver: &Driver, device: CUdevice) -> bool {
 pub fn primary_state(driver: &Driver, device: CUdevice) -> Result<(u32, bool)> {
     let (mut flags, mut active) = (0, 0);
     // SAFETY: out-pointers are valid locals; the driver validates the device handle.
-    driver.check(unsafe { (driver.api.cuDevicePrimaryCtxGetState)(device, &mut flags, &mut active) }, "cuDevicePrimaryCtxGetState")?;
+    unsafe { driver.cuDevicePrimaryCtxGetState(device, &mut flags, &mut active) }?;
     Ok((flags, active != 0))
 }
 
 fn retain_primary(driver: &Driver, device: CUdevice) -> Result<CUcontext> {
     let mut ctx = ptr::null_mut();
     // SAFETY: out-pointer is a valid local; `device` is a valid device handle.
-    driver.check(unsafe { (driver.api.cuDevicePrimaryCtxRetain)(&mut ctx, device) }, "cuDevicePrimaryCtxRetain")?;
+    unsafe { driver.cuDevicePrimaryCtxRetain(&mut ctx, device) }?;
     Ok(ctx)
 }
 
 fn release_primary(driver: &Driver, device: CUdevice) {
     // SAFETY: balances exactly one successful retain of this device's primary context.
-    let rc = unsafe { (driver.api.cuDevicePrimaryCtxRelease)(device) };
-    if rc != 0 {
-        log::warn!("cuDevicePrimaryCtxRelease({device}) failed: {}", driver.describe(rc));
+    if let Err(e) = unsafe { driver.cuDevicePrimaryCtxRelease(device) } {
+        log::warn!("releasing the primary context of device {device}: {e}");
     }
 }

@@ -52,7 +52,7 @@ pub fn attribute(driver: &Driver, device: CUdevice, attribute: CUdevice_attribut
 pub fn handle_of(driver: &Driver, ordinal: i32) -> Result<CUdevice> {
     let mut device = 0;
     // SAFETY: out-pointer is a valid local; the driver validates the ordinal.
-    driver.check(unsafe { (driver.api.cuDeviceGet)(&mut device, ordinal) }, "cuDeviceGet")?;
+    unsafe { driver.cuDeviceGet(&mut device, ordinal) }?;
     Ok(device)
 }
 
@@ -64,7 +64,7 @@ pub fn attribute_of(driver: &Driver, ordinal: i32, attribute: i32) -> Result<i32
 fn attribute_number(driver: &Driver, device: CUdevice, attribute: i32) -> Result<i32> {
     let mut value = 0;
     // SAFETY: out-pointer is a valid local; the driver validates `device` and the attribute number.
-    driver.check(unsafe { (driver.api.cuDeviceGetAttribute)(&mut value, attribute, device) }, "cuDeviceGetAttribute")?;
+    unsafe { driver.cuDeviceGetAttribute(&mut value, attribute, device) }?;
     Ok(value)
 }
 
@@ -73,12 +73,12 @@ fn read(driver: &Driver, ordinal: CUdevice) -> Result<DeviceInfo> {
     let device = handle_of(driver, ordinal)?;
     let mut name = [0 as std::ffi::c_char; 256];
     // SAFETY: the buffer holds 256 bytes and the driver writes at most that many, NUL-terminated.
-    driver.check(unsafe { (driver.api.cuDeviceGetName)(name.as_mut_ptr(), name.len() as i32, device) }, "cuDeviceGetName")?;
+    unsafe { driver.cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device) }?;
     // SAFETY: the driver NUL-terminated the name inside the buffer.
     let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
     let mut total_memory = 0;
     // SAFETY: out-pointer is a valid local.
-    driver.check(unsafe { (driver.api.cuDeviceTotalMem)(&mut total_memory, device) }, "cuDeviceTotalMem")?;
+    unsafe { driver.cuDeviceTotalMem(&mut total_memory, device) }?;
     let a = |attr| attribute(driver, device, attr);
     Ok(DeviceInfo {
         ordinal,

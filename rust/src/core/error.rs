@@ -67,6 +67,15 @@ impl Error {
         Error::Cuda(CudaFailure { code, operation: operation.into(), message: message.into() })
     }
 
+    /// The same error with a CUDA failure's operation named more precisely (e.g. which attribute
+    /// a `cuMemPoolSetAttribute` set); other kinds are unchanged.
+    pub fn in_operation(self, operation: &str) -> Error {
+        match self {
+            Error::Cuda(failure) => Error::Cuda(CudaFailure { operation: operation.to_string(), ..failure }),
+            other => other,
+        }
+    }
+
     pub fn invalid_argument(message: impl Into<String>) -> Error {
         Error::InvalidArgument(message.into())
     }

@@ -1,7 +1,7 @@
 //! Events for ordering and timing work on a handle's stream.
 
 use crate::core::context::Context;
-use crate::core::error::{Result, CUDA_ERROR_NOT_READY};
+use crate::core::error::Result;
 use crate::core::handle::Handle;
 use cudarc::driver::sys::{CUevent, CUevent_flags, CUevent_wait_flags};
 use std::sync::Arc;
@@ -11,11 +11,7 @@ use std::sync::Arc;
 pub(crate) fn query_raw(ctx: &Context, raw: CUevent) -> Result<bool> {
     let _scope = ctx.activate()?;
     // SAFETY: the event belongs to the context, which is active; the caller keeps it alive.
-    let rc = unsafe { (ctx.driver().api.cuEventQuery)(raw) };
-    if rc == CUDA_ERROR_NOT_READY {
-        return Ok(false);
-    }
-    ctx.check(rc, "cuEventQuery").map(|()| true)
+    ctx.noted(unsafe { ctx.driver().event_is_done(raw) })
 }
 
 pub struct Event {
@@ -35,7 +31,7 @@ impl Event {
         let mut raw = std::ptr::null_mut();
         // Default flags: timing enabled.
         // SAFETY: out-pointer valid; context active.
-        ctx.check(unsafe { (ctx.driver().api.cuEventCreate)(&mut raw, CUevent_flags::CU_EVENT_DEFAULT as u32) }, "cuEventCreate")?;
+        ctx.noted(unsafe { ctx.driver().cuEventCreate(&mut raw, CUevent_flags::CU_EVENT_DEFAULT as u32) })?;
         Ok(Event { raw, ctx: Arc::clone(ctx) })
     }
 
@@ -46,13 +42,13 @@ impl Event {
     pub fn record(&self, handle: &Handle) -> Result<()> {
         let _scope = handle.activate()?;
         // SAFETY: event and stream belong to the active context (checked by the caller).
-        self.ctx.check(unsafe { (self.ctx.driver().api.cuEventRecord)(self.raw, handle.stream()?) }, "cuEventRecord")
+        self.ctx.noted(unsafe { self.ctx.driver().cuEventRecord(self.raw, handle.stream()?) })
     }
 
     pub fn synchronize(&self) -> Result<()> {
         let _scope = self.ctx.activate()?;
         // SAFETY: the event belongs to the active context.
-        self.ctx.check(unsafe { (self.ctx.driver().api.cuEventSynchronize)(self.raw) }, "cuEventSynchronize")
+        self.ctx.noted(unsafe { self.ctx.driver().cuEventSynchronize(self.raw) })
     }
 
     /// Whether the recorded work is done (`cuEventQuery`): `Ok(false)` while it runs, an error
@@ -67,12 +63,9 @@ impl Event {
     pub fn order_before(&self, handle: &Handle) -> Result<()> {
         self.ctx.validate()?;
         let _scope = handle.activate()?;
-        let api = &handle.context().driver().api;
+        let ctx = handle.context();
         // SAFETY: the stream belongs to the active context; the event is live (owned by self).
-        handle.context().check(
-            unsafe { (api.cuStreamWaitEvent)(handle.stream()?, self.raw, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32) },
-            "cuStreamWaitEvent",
-        )
+        ctx.noted(unsafe { ctx.driver().cuStreamWaitEvent(handle.stream()?, self.raw, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32) })
     }
 
     /// Milliseconds from `start` to `self` (both recorded and complete).
@@ -80,14 +73,15 @@ impl Event {
         let _scope = self.ctx.activate()?;
         let mut ms = 0f32;
         // SAFETY: out-pointer valid; both events belong to the active context.
-        self.ctx.check(unsafe { (self.ctx.driver().api.cuEventElapsedTime)(&mut ms, start.raw, self.raw) }, "cuEventElapsedTime")?;
+        self.ctx.noted(unsafe { self.ctx.driver().cuEventElapsedTime(&mut ms, start.raw, self.raw) })?;
         Ok(ms)
     }
 
     pub fn destroy(self) {
         if let Ok(_scope) = self.ctx.activate() {
             // SAFETY: created by us in this context, destroyed once.
-            unsafe { (self.ctx.driver().api.cuEventDestroy)(self.raw) };
+            // Ignored as before the floor: a failed destroy leaves nothing to undo.
+            let _ = unsafe { self.ctx.driver().cuEventDestroy(self.raw) };
         }
     }
 }

@@ -81,8 +81,7 @@ pub fn begin_capture(handle: &Handle) -> Result<()> {
     let ctx = handle.context();
     let stream = streams::take_capture(ctx)?;
     // SAFETY: a live stream of the active context; the mode is a valid CUstreamCaptureMode.
-    let rc = unsafe { (ctx.driver().api.cuStreamBeginCapture)(stream, CAPTURE_MODE_THREAD_LOCAL) };
-    if let Err(e) = ctx.check(rc, "cuStreamBeginCapture") {
+    if let Err(e) = ctx.noted(unsafe { ctx.driver().cuStreamBeginCapture(stream, CAPTURE_MODE_THREAD_LOCAL) }) {
         streams::give_back_capture(ctx, stream);
         return Err(e);
     }
@@ -107,14 +106,14 @@ pub fn end_capture(handle: &Handle) -> Result<Graph> {
 fn instantiate(handle: &Handle, ctx: &Arc<Context>, graph: CUgraph) -> Result<Graph> {
     // cuGraphInstantiate needs the context current (INVALID_CONTEXT otherwise, seen on driver 580).
     let _scope = handle.activate()?;
-    let api = &ctx.driver().api;
+    let driver = ctx.driver();
     let mut nodes = 0usize;
     // SAFETY: a null node array asks for the count only; the out-pointer is valid; `graph` came
     // from cuStreamEndCapture and is not destroyed yet.
-    ctx.check(unsafe { (api.cuGraphGetNodes)(graph, std::ptr::null_mut(), &mut nodes) }, "cuGraphGetNodes")?;
+    ctx.noted(unsafe { driver.cuGraphGetNodes(graph, std::ptr::null_mut(), &mut nodes) })?;
     let mut exec = std::ptr::null_mut();
     // SAFETY: out-pointer valid; `graph` came from cuStreamEndCapture in this context, now active.
-    ctx.check(unsafe { (api.cuGraphInstantiateWithFlags)(&mut exec, graph, 0) }, "cuGraphInstantiateWithFlags")?;
+    ctx.noted(unsafe { driver.cuGraphInstantiateWithFlags(&mut exec, graph, 0) })?;
     Ok(Graph { exec, ctx: Arc::clone(ctx), nodes })
 }
 
@@ -134,14 +133,14 @@ fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
     let capture = capture_slot(handle)?.take().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
     handle.end_capture_stream(capture.previous);
     let ctx = Arc::clone(handle.context());
-    let api = &ctx.driver().api;
+    let driver = ctx.driver();
     let stream = capture.stream as CUstream;
     let mut graph = std::ptr::null_mut();
     // SAFETY: the private stream of this capture, in the active context; out-pointer valid.
-    let ended = ctx.check(unsafe { (api.cuStreamEndCapture)(stream, &mut graph) }, "cuStreamEndCapture");
+    let ended = ctx.noted(unsafe { driver.cuStreamEndCapture(stream, &mut graph) });
     let mut status = 0;
     // SAFETY: as above. Not capturing (CU_STREAM_CAPTURE_STATUS_NONE): safe to reuse the stream.
-    let idle = unsafe { (api.cuStreamIsCapturing)(stream, &mut status) } == 0
+    let idle = unsafe { driver.cuStreamIsCapturing(stream, &mut status) }.is_ok()
         && status == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE as i32;
     if idle {
         streams::give_back_capture(&ctx, stream);
@@ -164,9 +163,8 @@ fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
 fn destroy_template(ctx: &Context, graph: CUgraph) {
     // SAFETY: a graph from cuStreamEndCapture, destroyed once; no executable graph refers to it
     // (an executable graph is independent of its template once instantiated, cuGraphInstantiate).
-    let rc = unsafe { (ctx.driver().api.cuGraphDestroy)(graph) };
-    if rc != 0 {
-        log::warn!("cuGraphDestroy failed: {}", ctx.driver().describe(rc));
+    if let Err(e) = unsafe { ctx.driver().cuGraphDestroy(graph) } {
+        log::warn!("{e}");
     }
 }
 
@@ -203,7 +201,7 @@ impl Graph {
             library.note(handle.context(), &queue);
         }
         // SAFETY: an executable graph of the active context and a stream of it.
-        self.ctx.check(unsafe { (self.ctx.driver().api.cuGraphLaunch)(self.exec, queue.raw()) }, "cuGraphLaunch")
+        self.ctx.noted(unsafe { self.ctx.driver().cuGraphLaunch(self.exec, queue.raw()) })
     }
 }
 
@@ -214,14 +212,12 @@ impl Drop for Graph {
     fn drop(&mut self) {
         match self.ctx.activate() {
             Ok(_scope) => {
-                let api = &self.ctx.driver().api;
                 // SAFETY: created by us in this context, destroyed once (Drop runs once). Replays
                 // still queued complete first: the driver defers the release ("if the executable
                 // graph is in-flight, it will not be terminated, but rather freed asynchronously
                 // on completion", cuGraphExecDestroy).
-                let rc = unsafe { (api.cuGraphExecDestroy)(self.exec) };
-                if rc != 0 {
-                    log::warn!("cuGraphExecDestroy failed: {}", self.ctx.driver().describe(rc));
+                if let Err(e) = unsafe { self.ctx.driver().cuGraphExecDestroy(self.exec) } {
+                    log::warn!("{e}");
                 }
             }
             Err(e) => log::debug!("not destroying a graph: its context is gone ({e})"),

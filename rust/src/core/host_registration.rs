@@ -33,8 +33,7 @@ impl HostRegistration {
         }
         // Portable: pinned for every context, like `cuMemHostAlloc`'s portable memory.
         // SAFETY: the caller guarantees the range; the context is active.
-        let rc = unsafe { (ctx.driver().api.cuMemHostRegister)(ptr.cast(), bytes, CU_MEMHOSTREGISTER_PORTABLE) };
-        ctx.check(rc, "cuMemHostRegister")?;
+        ctx.noted(unsafe { ctx.driver().cuMemHostRegister(ptr.cast(), bytes, CU_MEMHOSTREGISTER_PORTABLE) })?;
         Ok(HostRegistration { ptr, bytes, ctx: Arc::clone(ctx) })
     }
 }
@@ -46,14 +45,8 @@ impl Drop for HostRegistration {
         match self.ctx.activate() {
             Ok(_scope) => {
                 // SAFETY: registered by `register` in this context, unregistered exactly once.
-                let rc = unsafe { (self.ctx.driver().api.cuMemHostUnregister)(self.ptr.cast()) };
-                if rc != 0 {
-                    log::warn!(
-                        "unregistering {} bytes of host memory at {:p} failed: {}",
-                        self.bytes,
-                        self.ptr,
-                        self.ctx.driver().describe(rc)
-                    );
+                if let Err(e) = unsafe { self.ctx.driver().cuMemHostUnregister(self.ptr.cast()) } {
+                    log::warn!("unregistering {} bytes of host memory at {:p}: {e}", self.bytes, self.ptr);
                 }
             }
             Err(e) => log::debug!("not unregistering host memory at {:p}: its context is gone ({e})", self.ptr),

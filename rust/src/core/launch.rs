@@ -4,7 +4,7 @@
 //! `driver::launch::queue`.
 
 use crate::core::context::Context;
-use crate::core::driver::{self, launch::queue, launch_config::LaunchShape};
+use crate::core::driver::{self, launch::queue, launch_config::LaunchShape, Optional};
 use crate::core::error::{Error, Result};
 use crate::core::handle::Handle;
 use crate::core::streams::StreamUse;
@@ -34,7 +34,7 @@ pub(crate) fn function_in_active_context(ctx: &Context, kernel: CUkernel) -> Res
     let mut function: CUfunction = std::ptr::null_mut();
     // SAFETY: out-pointer is a valid local; `ctx` is current (the caller activated it); the driver checks
     // the kernel handle (the caller got it from a loaded library).
-    ctx.check(unsafe { (ctx.driver().api.cuKernelGetFunction)(&mut function, kernel) }, "cuKernelGetFunction")?;
+    ctx.noted(unsafe { ctx.driver().cuKernelGetFunction(&mut function, kernel) })?;
     Ok(function)
 }
 
@@ -50,8 +50,8 @@ pub(crate) fn max_cluster_size(
     non_portable_allowed: bool,
 ) -> Result<Option<u32>> {
     let ctx = handle.context();
-    let api = &ctx.driver().api;
-    if api.cuOccupancyMaxPotentialClusterSize.is_none() {
+    let driver = ctx.driver();
+    if !driver.supports(Optional::cuOccupancyMaxPotentialClusterSize) {
         return Ok(None);
     }
     let _scope = handle.activate()?;
@@ -61,18 +61,12 @@ pub(crate) fn max_cluster_size(
         // documented. Idempotent. (The H200's answer of 8 that prompted this came from a wrong
         // attribute number, since fixed; this call was never shown to be needed.)
         // SAFETY: `function` is the kernel's function in the handle's context, which is current.
-        ctx.check(
-            unsafe { (api.cuFuncSetAttribute)(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) },
-            "cuFuncSetAttribute",
-        )?;
+        ctx.noted(unsafe { driver.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) })?;
     }
     // SAFETY: `function` is the kernel's function in the handle's context, which is current, and
     // the stream is the handle's.
-    let Some((rc, blocks)) = (unsafe { driver::launch::max_potential_cluster_size(api, function, shape, handle.stream()?) }) else {
-        return Ok(None);
-    };
-    ctx.check(rc, "cuOccupancyMaxPotentialClusterSize")?;
-    Ok(Some(blocks.max(0) as u32))
+    let blocks = ctx.noted(unsafe { driver::launch::max_potential_cluster_size(driver, function, shape, handle.stream()?) })?;
+    Ok(blocks.map(|b| b.max(0) as u32))
 }
 
 /// Launches `function` (from `function` above, or a `CUkernel`, which the driver resolves for the
@@ -96,7 +90,7 @@ pub unsafe fn launch(
         return Err(Error::invalid_argument(format!("{arg_count} kernel arguments given; at most {MAX_KERNEL_ARGS} are supported")));
     }
     let ctx = handle.context();
-    let api = &ctx.driver().api;
+    let driver = ctx.driver();
     // No arguments: a null array, so the driver never reads the caller's (unused) entries.
     let params = if arg_count == 0 { std::ptr::null_mut() } else { params };
     let queue_on = |on: &StreamUse| {
@@ -104,8 +98,7 @@ pub unsafe fn launch(
         // SAFETY: the caller's contract for `params`; `on` is the handle's stream, a live stream
         // of its context, which is current or (`Handle::in_stream_order`, own stream only) the
         // context the driver takes from the stream (`stream_context`).
-        let (rc, operation) = unsafe { queue(api, function, &shape, on.raw(), params) };
-        ctx.check(rc, operation)
+        ctx.noted(unsafe { queue(driver, function, &shape, on.raw(), params) })
     };
     if shape.needs_attributes() {
         // cuLaunchKernelEx with attributes: always with the context made current.

@@ -1,6 +1,6 @@
 //! Context-independent modules (`cuLibraryLoadData`, rule H10) and their kernels (rule K2).
 
-use crate::core::driver::{self, Driver};
+use crate::core::driver::{self, Driver, Optional};
 use crate::core::error::{
     Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND,
 };
@@ -167,7 +167,7 @@ pub struct KernelInfo {
 /// The kernels' parameter layouts from the image where the driver cannot report them (rule K2 on
 /// every driver: read once, here, so that launches pay nothing for it); `None` where it can.
 fn layouts_unless_driver_tells(driver: &Driver, bytes: &[u8], kind: ImageKind) -> Option<ImageLayouts> {
-    if driver.api.cuKernelGetParamInfo.is_some() {
+    if driver.supports(Optional::cuKernelGetParamInfo) {
         return None;
     }
     let layouts = ImageLayouts::read(bytes, kind);
@@ -236,8 +236,8 @@ impl Library {
         // SAFETY: the image was bounds-checked and padded; the option arrays hold `jit.count`
         // entries (and the log buffers their announced sizes, which live as long as the library);
         // a preserved image is kept by the library.
-        let rc = unsafe {
-            (driver.api.cuLibraryLoadData)(
+        let loaded = unsafe {
+            driver.cuLibraryLoadData(
                 &mut raw,
                 image.as_ptr(),
                 jit.keys.as_mut_ptr(),
@@ -248,9 +248,9 @@ impl Library {
                 library_options,
             )
         };
-        if rc != 0 {
+        if let Err(Error::Cuda(failure)) = loaded {
             let what = format!("a {:?} image of {} bytes", image.kind, bytes.len());
-            return Err(Error::cuda(rc, "cuLibraryLoadData", format!("{} ({what}){}", driver.describe(rc), jit_log_text(&jit_log))));
+            return Err(Error::cuda(failure.code, failure.operation, format!("{} ({what}){}", failure.message, jit_log_text(&jit_log))));
         }
         let preserved = options.binary_is_preserved.then_some(image);
         Ok(Library { raw, driver, jit_log, info_log, _preserved: preserved, image_layouts, uses: Arc::new(UseLog::default()) })
@@ -308,8 +308,9 @@ impl Library {
         let c_name = CString::new(name).map_err(|_| Error::invalid_argument(format!("kernel name {name:?} contains a NUL character")))?;
         let mut raw = std::ptr::null_mut();
         // SAFETY: NUL-terminated name; out-pointer is valid; the library is loaded.
-        let rc = unsafe { (self.driver.api.cuLibraryGetKernel)(&mut raw, self.raw, c_name.as_ptr()) };
-        if rc == CUDA_ERROR_NOT_FOUND || rc == CUDA_ERROR_INVALID_VALUE {
+        let found = unsafe { self.driver.cuLibraryGetKernel(&mut raw, self.raw, c_name.as_ptr()) };
+        let code = found.as_ref().err().and_then(Error::cuda_code);
+        if code == Some(CUDA_ERROR_NOT_FOUND) || code == Some(CUDA_ERROR_INVALID_VALUE) {
             let known = match self.kernel_names() {
                 Some(names) => format!("; the library has: {}", names.join(", ")),
                 None => "; this driver cannot list a library's kernels (needs CUDA 12.4)".to_string(),
@@ -318,12 +319,12 @@ impl Library {
                 "no kernel named '{name}' in this library (kernels must be extern \"C\" or named by their mangled name){known}"
             )));
         }
-        if rc != 0 {
+        if let Err(Error::Cuda(failure)) = found {
             // Lazy loading defers JIT compilation (and its errors) to the first lookup.
             return Err(Error::cuda(
-                rc,
-                "cuLibraryGetKernel",
-                format!("{} (kernel '{name}'){}", self.driver.describe(rc), jit_log_text(&self.jit_log)),
+                failure.code,
+                failure.operation,
+                format!("{} (kernel '{name}'){}", failure.message, jit_log_text(&self.jit_log)),
             ));
         }
         Ok(KernelRef(raw))
@@ -341,16 +342,18 @@ impl Library {
     /// Parameter offsets and sizes by probing `cuKernelGetParamInfo` until it says the index is
     /// past the end; `None` where the driver lacks it (before 12.4). Needs a current context.
     pub fn driver_param_layout(&self, kernel: KernelRef) -> Result<Option<Vec<Param>>> {
-        let Some(get_info) = self.driver.api.cuKernelGetParamInfo else { return Ok(None) };
+        if !self.driver.supports(Optional::cuKernelGetParamInfo) {
+            return Ok(None);
+        }
         let mut layout = Vec::new();
         for index in 0..MAX_PROBED_PARAMS {
             let (mut offset, mut size) = (0usize, 0usize);
             // SAFETY: out-pointers are valid locals; the kernel belongs to a loaded library.
-            let rc = unsafe { get_info(kernel.raw(), index, &mut offset, &mut size) };
-            if rc == CUDA_ERROR_INVALID_VALUE {
-                break;
+            match unsafe { self.driver.cuKernelGetParamInfo(kernel.raw(), index, &mut offset, &mut size) } {
+                // The index is past the last parameter.
+                Err(e) if e.cuda_code() == Some(CUDA_ERROR_INVALID_VALUE) => break,
+                other => other?,
             }
-            self.driver.check(rc, "cuKernelGetParamInfo")?;
             layout.push(Param { offset, size });
         }
         Ok(Some(layout))
@@ -358,24 +361,22 @@ impl Library {
 
     /// Names of all kernels, where the driver can enumerate them (12.4+).
     pub fn kernel_names(&self) -> Option<Vec<String>> {
-        let (count_fn, enumerate) = (self.driver.api.cuLibraryGetKernelCount?, self.driver.api.cuLibraryEnumerateKernels?);
-        let name_of = self.driver.api.cuKernelGetName?;
-        let mut count = 0u32;
-        // SAFETY: out-pointer is valid.
-        if unsafe { count_fn(&mut count, self.raw) } != 0 {
+        if !self.driver.supports(Optional::cuKernelGetName) {
             return None;
         }
+        let mut count = 0u32;
+        // SAFETY: out-pointer is valid. A driver without the call (before 12.4) says so by an error.
+        unsafe { self.driver.cuLibraryGetKernelCount(&mut count, self.raw) }.ok()?;
         let mut kernels = vec![std::ptr::null_mut(); count as usize];
         // SAFETY: the array holds `count` entries.
-        if unsafe { enumerate(kernels.as_mut_ptr(), count, self.raw) } != 0 {
-            return None;
-        }
+        unsafe { self.driver.cuLibraryEnumerateKernels(kernels.as_mut_ptr(), count, self.raw) }.ok()?;
         let mut names: Vec<String> = kernels
             .iter()
             .filter_map(|&k| {
                 let mut p: *const std::ffi::c_char = std::ptr::null();
                 // SAFETY: `k` came from the enumeration; the name is a static driver string.
-                (unsafe { name_of(&mut p, k) } == 0 && !p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+                (unsafe { self.driver.cuKernelGetName(&mut p, k) }.is_ok() && !p.is_null())
+                    .then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
             })
             .collect();
         names.sort();
@@ -387,17 +388,14 @@ impl Library {
         let mut value = 0;
         // SAFETY: out-pointer is valid; the kernel belongs to a loaded library; the driver
         // validates attribute and device.
-        self.driver.check(
-            unsafe { (self.driver.api.cuKernelGetAttribute)(&mut value, attribute, kernel.raw(), device) },
-            "cuKernelGetAttribute",
-        )?;
+        unsafe { self.driver.cuKernelGetAttribute(&mut value, attribute, kernel.raw(), device) }?;
         Ok(value)
     }
 
     /// `cuKernelSetAttribute` for `device` (e.g. the most dynamic shared memory a launch may ask for).
     pub fn set_kernel_attribute(&self, kernel: KernelRef, attribute: i32, value: i32, device: CUdevice) -> Result<()> {
         // SAFETY: the kernel belongs to a loaded library; the driver validates the rest.
-        self.driver.check(unsafe { (self.driver.api.cuKernelSetAttribute)(attribute, value, kernel.raw(), device) }, "cuKernelSetAttribute")
+        unsafe { self.driver.cuKernelSetAttribute(attribute, value, kernel.raw(), device) }
     }
 
     /// Where launches of the library's kernels and uses of its variables are noted.
@@ -412,9 +410,8 @@ impl Library {
     pub fn unload(self) {
         self.uses.wait_for_all();
         // SAFETY: loaded by us, unloaded once (consumes self), after its last use on the GPU.
-        let rc = unsafe { (self.driver.api.cuLibraryUnload)(self.raw) };
-        if rc != 0 {
-            log::warn!("cuLibraryUnload failed: {}", self.driver.describe(rc));
+        if let Err(e) = unsafe { self.driver.cuLibraryUnload(self.raw) } {
+            log::warn!("{e}");
         }
     }
 }

@@ -161,7 +161,7 @@ fn create_stream(ctx: &Context) -> Result<usize> {
     // SAFETY: the out-pointer is a valid local; the context is active (every caller's contract).
     // No Java code runs under the registry lock: log records made meanwhile wait for the JNI
     // entry to return.
-    ctx.check(unsafe { (ctx.driver().api.cuStreamCreate)(&mut stream, CU_STREAM_NON_BLOCKING) }, "cuStreamCreate")?;
+    ctx.noted(unsafe { ctx.driver().cuStreamCreate(&mut stream, CU_STREAM_NON_BLOCKING) })?;
     Ok(stream as usize)
 }
 
@@ -255,20 +255,16 @@ pub unsafe fn order_after<'a>(ctx: &Context, waiter: CUstream, uses: impl IntoIt
             continue;
         }
         let event = spare_event(streams, ctx)?;
-        let api = &ctx.driver().api;
+        let driver = ctx.driver();
         // SAFETY: the event and both streams belong to the active context; the used stream is
         // pooled (never destroyed), legacy, or a user stream a handle is attached to (checked
         // above under the lock that guards detaching).
-        let recorded = ctx.check(unsafe { (api.cuEventRecord)(event, used.raw()) }, "cuEventRecord");
+        let recorded = ctx.noted(unsafe { driver.cuEventRecord(event, used.raw()) });
         // SAFETY: as above, and `waiter` is live (the caller's contract). The wait applies to the
         // event's state now; re-recording it later for
         // another wait does not change this one (cuStreamWaitEvent), so it can go back at once.
-        let waited = recorded.and_then(|()| {
-            ctx.check(
-                unsafe { (api.cuStreamWaitEvent)(waiter, event, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32) },
-                "cuStreamWaitEvent",
-            )
-        });
+        let waited = recorded
+            .and_then(|()| ctx.noted(unsafe { driver.cuStreamWaitEvent(waiter, event, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32) }));
         streams.spare_events.push(event as usize);
         waited?;
     }
@@ -294,7 +290,7 @@ pub fn mark<'a>(ctx: &Context, uses: impl IntoIterator<Item = &'a StreamUse>) ->
             }
         };
         // SAFETY: as in `order_after`.
-        if let Err(e) = ctx.check(unsafe { (ctx.driver().api.cuEventRecord)(event, used.raw()) }, "cuEventRecord") {
+        if let Err(e) = ctx.noted(unsafe { ctx.driver().cuEventRecord(event, used.raw()) }) {
             streams.spare_events.push(event as usize);
             streams.spare_events.extend(marks);
             return Err(e);
@@ -320,7 +316,7 @@ fn spare_event(streams: &mut ContextStreams, ctx: &Context) -> Result<CUevent> {
 fn new_event(ctx: &Context) -> Result<CUevent> {
     let mut event = std::ptr::null_mut();
     // SAFETY: the out-pointer is a valid local; the context is active (callers' contract).
-    ctx.check(unsafe { (ctx.driver().api.cuEventCreate)(&mut event, CU_EVENT_DISABLE_TIMING) }, "cuEventCreate")?;
+    ctx.noted(unsafe { ctx.driver().cuEventCreate(&mut event, CU_EVENT_DISABLE_TIMING) })?;
     Ok(event)
 }
 
@@ -347,9 +343,8 @@ pub fn wait_for(ctx: &Context, uses: &[StreamUse]) {
         Ok(marks) => {
             for &event in &marks {
                 // SAFETY: an event of the active context, just recorded by `mark`.
-                let rc = unsafe { (ctx.driver().api.cuEventSynchronize)(event as CUevent) };
-                if rc != 0 {
-                    log::debug!("waiting for work on a stream: {}", ctx.driver().describe(rc));
+                if let Err(e) = unsafe { ctx.driver().cuEventSynchronize(event as CUevent) } {
+                    log::debug!("waiting for work on a stream: {e}");
                 }
             }
             give_back_events(ctx, marks);

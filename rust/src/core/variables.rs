@@ -28,18 +28,23 @@ pub enum Kind {
 pub fn lookup(library: &Library, ctx: &Context, name: &str, kind: Kind) -> Result<Variable> {
     let c_name = CString::new(name).map_err(|_| Error::invalid_argument(format!("variable name {name:?} contains a NUL character")))?;
     let (mut address, mut bytes) = (0, 0usize);
-    let api = &ctx.driver().api;
-    let (get, operation, what) = match kind {
-        Kind::PerContext => (api.cuLibraryGetGlobal, "cuLibraryGetGlobal", "__device__ or __constant__"),
-        Kind::Managed => (api.cuLibraryGetManaged, "cuLibraryGetManaged", "__managed__"),
-    };
+    let driver = ctx.driver();
     // SAFETY: out-pointers are valid locals, the name is NUL-terminated, the library is loaded
     // (the Java Library is entered for the call) and its context is active.
-    let rc = unsafe { get(&mut address, &mut bytes, library.raw(), c_name.as_ptr()) };
-    if rc == CUDA_ERROR_NOT_FOUND {
-        return Err(Error::cuda(rc, operation, format!("{}: this library has no {what} variable named '{name}' (names of C++ variables in a namespace are mangled; use extern \"C\" or the mangled name)", ctx.driver().describe(rc))));
+    let (found, what) = unsafe {
+        match kind {
+            Kind::PerContext => {
+                (driver.cuLibraryGetGlobal(&mut address, &mut bytes, library.raw(), c_name.as_ptr()), "__device__ or __constant__")
+            }
+            Kind::Managed => (driver.cuLibraryGetManaged(&mut address, &mut bytes, library.raw(), c_name.as_ptr()), "__managed__"),
+        }
+    };
+    if let Err(Error::Cuda(failure)) = &found {
+        if failure.code == CUDA_ERROR_NOT_FOUND {
+            return Err(Error::cuda(failure.code, failure.operation.clone(), format!("{}: this library has no {what} variable named '{name}' (names of C++ variables in a namespace are mangled; use extern \"C\" or the mangled name)", failure.message)));
+        }
     }
-    ctx.check(rc, operation)?;
+    ctx.noted(found)?;
     Ok(Variable { address, bytes })
 }
 

@@ -53,7 +53,7 @@ fn driver_path<'l>(env: EnvUnowned<'l>, _: JClass<'l>) -> JString<'l> {
 }
 
 fn missing_driver_features<'l>(env: EnvUnowned<'l>, _: JClass<'l>) -> JString<'l> {
-    entry!(env, |e| convert::new_string(e, &driver::loaded()?.api.missing_optional().join(",")))
+    entry!(env, |e| convert::new_string(e, &driver::loaded()?.missing_optional().join(",")))
 }
 
 fn initialise(env: EnvUnowned<'_>, _: JClass<'_>) {

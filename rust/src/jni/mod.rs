@@ -27,7 +27,6 @@ mod testing;
 #[cfg(feature = "test-api")]
 mod testing_driver_probe;
 #[cfg(feature = "test-api")]
-mod testing_entry_point;
 #[cfg(feature = "test-api")]
 mod testing_green_context;
 mod throw;

@@ -81,10 +81,7 @@ fn create_context(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) -> jlong {
         let d = driver::initialised()?;
         let mut ctx = std::ptr::null_mut();
         // SAFETY: out-pointer valid; the driver validates the device.
-        d.check(
-            unsafe { (d.api.cuCtxCreate)(&mut ctx, cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_AUTO as u32, device) },
-            "cuCtxCreate",
-        )?;
+        unsafe { d.cuCtxCreate(&mut ctx, cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_AUTO as u32, device) }?;
         Ok(ctx as jlong)
     })
 }
@@ -93,7 +90,7 @@ fn destroy_context(env: EnvUnowned<'_>, _: JClass<'_>, ctx: jlong) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: the test passes a context it created and destroys it once.
-        Ok(d.check(unsafe { (d.api.cuCtxDestroy)(ctx as _) }, "cuCtxDestroy")?)
+        Ok(unsafe { d.cuCtxDestroy(ctx as _) }?)
     })
 }
 
@@ -101,7 +98,7 @@ fn set_current(env: EnvUnowned<'_>, _: JClass<'_>, ctx: jlong) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: the test passes a live context or 0.
-        Ok(d.check(unsafe { (d.api.cuCtxSetCurrent)(ctx as _) }, "cuCtxSetCurrent")?)
+        Ok(unsafe { d.cuCtxSetCurrent(ctx as _) }?)
     })
 }
 
@@ -113,7 +110,7 @@ fn reset_primary(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: resets the device's primary context; handles bound to it detect the new id.
-        Ok(d.check(unsafe { (d.api.cuDevicePrimaryCtxReset)(device) }, "cuDevicePrimaryCtxReset")?)
+        Ok(unsafe { d.cuDevicePrimaryCtxReset(device) }?)
     })
 }
 
@@ -122,7 +119,7 @@ fn retain_primary(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) -> jlong {
         let d = driver::initialised()?;
         let mut ctx = std::ptr::null_mut();
         // SAFETY: out-pointer valid; balanced by releasePrimary in the test.
-        d.check(unsafe { (d.api.cuDevicePrimaryCtxRetain)(&mut ctx, device) }, "cuDevicePrimaryCtxRetain")?;
+        unsafe { d.cuDevicePrimaryCtxRetain(&mut ctx, device) }?;
         Ok(ctx as jlong)
     })
 }
@@ -131,7 +128,7 @@ fn release_primary(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: balances a retainPrimary of the test.
-        Ok(d.check(unsafe { (d.api.cuDevicePrimaryCtxRelease)(device) }, "cuDevicePrimaryCtxRelease")?)
+        Ok(unsafe { d.cuDevicePrimaryCtxRelease(device) }?)
     })
 }
 
@@ -145,7 +142,7 @@ fn stream_create(env: EnvUnowned<'_>, _: JClass<'_>) -> jlong {
         let d = driver::initialised()?;
         let mut s = std::ptr::null_mut();
         // SAFETY: creates a stream in the current context (the test made one current).
-        d.check(unsafe { (d.api.cuStreamCreate)(&mut s, 1) }, "cuStreamCreate")?;
+        unsafe { d.cuStreamCreate(&mut s, 1) }?;
         Ok(s as jlong)
     })
 }
@@ -154,7 +151,7 @@ fn stream_destroy(env: EnvUnowned<'_>, _: JClass<'_>, s: jlong) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: the test destroys a stream it created, once.
-        Ok(d.check(unsafe { (d.api.cuStreamDestroy)(s as _) }, "cuStreamDestroy")?)
+        Ok(unsafe { d.cuStreamDestroy(s as _) }?)
     })
 }
 
@@ -163,7 +160,7 @@ fn mem_alloc(env: EnvUnowned<'_>, _: JClass<'_>, bytes: jlong) -> jlong {
         let d = driver::initialised()?;
         let mut p = 0;
         // SAFETY: allocates in the current context (the test made one current).
-        d.check(unsafe { (d.api.cuMemAlloc)(&mut p, bytes as usize) }, "cuMemAlloc")?;
+        unsafe { d.cuMemAlloc(&mut p, bytes as usize) }?;
         Ok(p as jlong)
     })
 }
@@ -172,7 +169,7 @@ fn mem_free(env: EnvUnowned<'_>, _: JClass<'_>, p: jlong) {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: frees memory the test allocated, once.
-        Ok(d.check(unsafe { (d.api.cuMemFree)(p as u64) }, "cuMemFree")?)
+        Ok(unsafe { d.cuMemFree(p as u64) }?)
     })
 }
 

@@ -4,14 +4,13 @@
 //! context can be set beside cuhandle's launches, and the allocation churn of
 //! tests/bench/alloc_churn.c run in this process, so that MemoryBenchmark can take turns with it.
 
-use crate::core::driver::{self, CuResult};
+use crate::core::driver::{self, Optional};
 use crate::core::error::Error;
 use crate::core::memory::pool::Pool;
 use crate::jni::entry::entry;
 use crate::jni::native_entry::native;
 use crate::jni::native_ptr::HandlePtr;
 use crate::jni::raw::convert;
-use crate::jni::testing_entry_point::lookup;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 use jni::objects::{JClass, JLongArray};
 use jni::sys::{jint, jlong};
@@ -25,20 +24,17 @@ pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn churn_in_stream_order(h: HandlePtr, stream: jlong, bytes: jlong, rounds: jint, way: jint) -> jlong[]),
 ];
 
-type ModuleGetLoadingMode = unsafe extern "C" fn(*mut c_int) -> CuResult;
-
 /// `cuModuleGetLoadingMode`: 1 (`CU_MODULE_EAGER_LOADING`), 2 (`CU_MODULE_LAZY_LOADING`), or -1
 /// if the driver lacks the call.
 fn module_loading_mode(env: EnvUnowned<'_>, _: JClass<'_>) -> jint {
     entry!(env, |_e| {
         let d = driver::initialised()?;
-        // SAFETY: the type is cuda.h's declaration of cuModuleGetLoadingMode (CUDA 11.7 and later).
-        let Some(get_mode) = (unsafe { lookup::<ModuleGetLoadingMode>("cuModuleGetLoadingMode", 12000)? }) else {
+        if !d.supports(Optional::cuModuleGetLoadingMode) {
             return Ok(-1);
-        };
+        }
         let mut mode: c_int = 0;
         // SAFETY: out-pointer valid.
-        d.check(unsafe { get_mode(&mut mode) }, "cuModuleGetLoadingMode")?;
+        unsafe { d.cuModuleGetLoadingMode(&mut mode) }?;
         Ok(mode)
     })
 }
@@ -55,22 +51,10 @@ fn launch_with_one_pointer(env: EnvUnowned<'_>, _: JClass<'_>, function: jlong, 
         // SAFETY: the test passes a function of a loaded library whose kernel takes exactly one
         // pointer, a live stream (or 0) and a device pointer valid where the kernel runs; `params`
         // lives on this frame for the whole call.
-        let rc = unsafe {
-            (d.api.cuLaunchKernel)(
-                function as CUfunction,
-                1,
-                1,
-                1,
-                1,
-                1,
-                1,
-                0,
-                stream as CUstream,
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
+        let launched = unsafe {
+            d.cuLaunchKernel(function as CUfunction, 1, 1, 1, 1, 1, 1, 0, stream as CUstream, params.as_mut_ptr(), std::ptr::null_mut())
         };
-        Ok(rc)
+        Ok(code_of(launched))
     })
 }
 
@@ -79,11 +63,17 @@ fn synchronize_current(env: EnvUnowned<'_>, _: JClass<'_>) -> jint {
     entry!(env, |_e| {
         let d = driver::initialised()?;
         // SAFETY: waits for the current context's work; no pointers involved.
-        Ok(unsafe { (d.api.cuCtxSynchronize)() })
+        Ok(code_of(unsafe { d.cuCtxSynchronize() }))
     })
 }
 
-type MemAllocAsync = unsafe extern "C" fn(*mut CUdeviceptr, usize, CUstream) -> CuResult;
+/// The driver's code of a floor call's result, for the probes that report it instead of throwing.
+fn code_of(result: crate::core::error::Result<()>) -> jint {
+    match result {
+        Ok(()) => 0,
+        Err(e) => e.cuda_code().unwrap_or(-1),
+    }
+}
 
 /// `way` bit of [`churn_in_stream_order`]: allocate from a pool made as cuhandle makes its own
 /// (`Pool::create`, `Pool::allocate`) instead of the device's default pool (`cuMemAllocAsync`).
@@ -110,17 +100,16 @@ fn churn_in_stream_order<'l>(
         let handle = h.get()?;
         let ctx = handle.context();
         let d = driver::initialised()?;
-        // SAFETY: the type is cuda.h's declaration of cuMemAllocAsync (CUDA 11.2 and later).
-        let Some(alloc_async) = (unsafe { lookup::<MemAllocAsync>("cuMemAllocAsync", 12000)? }) else {
+        if !d.supports(Optional::cuMemAllocAsync) {
             return Err(Error::invalid_state("this driver has no cuMemAllocAsync").into());
-        };
+        }
         let pool = if way & WAY_CUHANDLES_POOL != 0 { Some(Pool::create(ctx, handle.device().ordinal)?) } else { None };
         let (stream, bytes) = (stream as CUstream, bytes.max(0) as usize);
         let id_check = || -> crate::core::error::Result<()> {
             if way & WAY_CONTEXT_ID_PER_CALL != 0 {
                 let mut id = 0;
                 // SAFETY: the handle holds its context; the out-pointer is a valid local.
-                d.check(unsafe { (d.api.cuCtxGetId)(ctx.raw(), &mut id) }, "cuCtxGetId")?;
+                unsafe { d.cuCtxGetId(ctx.raw(), &mut id) }?;
             }
             Ok(())
         };
@@ -135,17 +124,17 @@ fn churn_in_stream_order<'l>(
                     let mut p: CUdeviceptr = 0;
                     // SAFETY: the caller passes a live stream of the current context; the
                     // out-pointer is a valid local.
-                    d.check(unsafe { alloc_async(&mut p, bytes, stream) }, "cuMemAllocAsync")?;
+                    unsafe { d.cuMemAllocAsync(&mut p, bytes, stream) }?;
                     p
                 }
             };
             let set = id_check().and_then(|()| {
                 // SAFETY: `p` holds `bytes` bytes, set and freed in `stream`'s order.
-                d.check(unsafe { (d.api.cuMemsetD8Async)(p, 0, bytes, stream) }, "cuMemsetD8Async")
+                unsafe { d.cuMemsetD8Async(p, 0, bytes, stream) }
             });
             let checked = set.and_then(|()| id_check());
             // SAFETY: as above; freed once, also after a failed memset or check.
-            let freed = d.check(unsafe { (d.api.cuMemFreeAsync)(p, stream) }, "cuMemFreeAsync");
+            let freed = unsafe { d.cuMemFreeAsync(p, stream) };
             checked.and(freed)?;
             Ok(start.elapsed().as_nanos() as i64)
         };
@@ -155,7 +144,7 @@ fn churn_in_stream_order<'l>(
         let run = warm.and_then(|()| (0..rounds.max(0)).try_for_each(|_| round().map(|n| nanos.push(n))));
         // SAFETY: a live stream of the current context (the caller's); waits for every queued free
         // before the pool goes.
-        let synced = d.check(unsafe { (d.api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize");
+        let synced = unsafe { d.cuStreamSynchronize(stream) };
         let run = run.and(synced);
         if let Some(pool) = pool {
             pool.destroy(ctx);

@@ -71,9 +71,9 @@ impl HostResult {
         let host = memory.address();
         let mut device: CUdeviceptr = 0;
         // SAFETY: `host` is a mapped block of pinned memory of this context; flags must be 0.
-        let rc = unsafe { (ctx.driver().api.cuMemHostGetDevicePointer)(&mut device, host.cast(), 0) };
+        let mapped = unsafe { ctx.driver().cuMemHostGetDevicePointer(&mut device, host.cast(), 0) };
         // Not logged: this runs under the workspace lock (rule L4); the fallback is only slower.
-        let device = (rc == 0 && device != 0).then_some(device);
+        let device = (mapped.is_ok() && device != 0).then_some(device);
         // A block from the cache holds what its last user left, and new ones are not cleared: a
         // stale sequence number must never match.
         // SAFETY: `host` holds HOST_RESULT_BYTES writable bytes that nothing else uses now.
@@ -100,16 +100,16 @@ impl HostResult {
     /// `bytes`: where the result is on the device when the slot is not mapped. The context must
     /// be active; `stream` is the one the kernel was launched on.
     pub(crate) fn receive(&self, ctx: &Context, stream: CUstream, sequence: u64, copy_from: CUdeviceptr, bytes: usize) -> Result<Waited> {
-        let api = &ctx.driver().api;
+        let driver = ctx.driver();
         if sequence == 0 {
             // SAFETY: the slot holds HOST_RESULT_BYTES >= bytes and is ours while the workspace
             // lock is held; `copy_from` lies in device memory of this context.
-            ctx.check(unsafe { (api.cuMemcpyDtoHAsync)(self.host.cast(), copy_from, bytes, stream) }, "cuMemcpyDtoHAsync")?;
+            ctx.noted(unsafe { driver.cuMemcpyDtoHAsync(self.host.cast(), copy_from, bytes, stream) })?;
         }
         spin_then_block(
             || sequence != 0 && packet_bits(self.packet_words(), sequence).is_some(),
             // SAFETY: the stream belongs to the active context.
-            || ctx.check(unsafe { (api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize"),
+            || ctx.noted(unsafe { driver.cuStreamSynchronize(stream) }),
             if sequence == 0 { Duration::ZERO } else { SPIN_BUDGET },
         )
     }

@@ -139,8 +139,7 @@ fn launch(
     // SAFETY: `f` is the kernel's function in the current context and `stream` the handle's
     // stream; `params` holds one pointer per kernel parameter, each to a local of the parameter's
     // exact type (see callers); the dependent shape's condition holds as said above.
-    let (rc, operation) = unsafe { driver::launch::queue(&ctx.driver().api, f, &shape, stream, params.as_mut_ptr()) };
-    ctx.check(rc, operation)
+    ctx.noted(unsafe { driver::launch::queue(ctx.driver(), f, &shape, stream, params.as_mut_ptr()) })
 }
 
 /// A scalar in the kernel's precision, kept in 8 bytes so one pointer serves both.

@@ -1,13 +1,14 @@
 //! The driver calls that take a launch's shape: queuing the launch (`cuLaunchKernel`, or
 //! `cuLaunchKernelEx` when the shape asks for launch attributes) and the cluster size query.
 
-use super::api::{CuResult, DriverApi};
 use super::launch_config::{attributes, LaunchConfig, LaunchShape};
+use super::Driver;
+use crate::core::error::Result;
 use cudarc::driver::sys::{CUfunction, CUstream};
 use std::ffi::c_void;
 
 /// Queues `function` on `stream`: `cuLaunchKernel`, or `cuLaunchKernelEx` when the shape asks for
-/// launch attributes. Returns the driver's result and the call's name for errors.
+/// launch attributes. A failure is an error naming the call that was made.
 ///
 /// # Safety
 /// `params` is null or holds as many valid argument pointers as the kernel takes; `function` is a
@@ -16,20 +17,15 @@ use std::ffi::c_void;
 /// cuLaunchKernel documents; `cukernel_in_user_ctx_ok` of tests/bench/anchors.cu in
 /// docs/runs/2026-11-29-anchors.txt); `stream` is live and accepted with what is current on this
 /// thread; a `dependent` shape's kernel waits before touching memory (see `LaunchShape`).
-pub unsafe fn queue(
-    api: &DriverApi,
-    function: CUfunction,
-    shape: &LaunchShape,
-    stream: CUstream,
-    params: *mut *mut c_void,
-) -> (CuResult, &'static str) {
+pub unsafe fn queue(driver: &Driver, function: CUfunction, shape: &LaunchShape, stream: CUstream, params: *mut *mut c_void) -> Result<()> {
     if !shape.needs_attributes() {
         let [gx, gy, gz] = shape.grid;
         let [bx, by, bz] = shape.block;
         // SAFETY: the function's contract.
-        let rc =
-            unsafe { (api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut()) };
-        return (rc, "cuLaunchKernel");
+        let rc = unsafe {
+            (driver.api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut())
+        };
+        return driver.check(rc, "cuLaunchKernel");
     }
     let (mut attrs, num_attrs) = attributes(shape);
     let config = LaunchConfig {
@@ -42,23 +38,25 @@ pub unsafe fn queue(
     };
     // SAFETY: the function's contract; `config` and the attributes it points to live on this
     // stack frame for the whole call and have cuda.h's layout (tests of `launch_config`).
-    let rc = unsafe { (api.cuLaunchKernelEx)(&config, function, params, std::ptr::null_mut()) };
-    (rc, "cuLaunchKernelEx")
+    let rc = unsafe { (driver.api.cuLaunchKernelEx)(&config, function, params, std::ptr::null_mut()) };
+    driver.check(rc, "cuLaunchKernelEx")
 }
 
 /// `cuOccupancyMaxPotentialClusterSize` for `function` with `shape`'s grid, block and dynamic
-/// shared memory on `stream` (the shape's cluster is ignored): the driver's result and the most
-/// blocks a cluster may have, or `None` where the driver lacks the call.
+/// shared memory on `stream` (the shape's cluster is ignored): the most blocks a cluster may have,
+/// or `None` where the driver lacks the call.
 ///
 /// # Safety
 /// `function` is a function of the current context and `stream` a live stream of it (or null).
 pub unsafe fn max_potential_cluster_size(
-    api: &DriverApi,
+    driver: &Driver,
     function: CUfunction,
     shape: &LaunchShape,
     stream: CUstream,
-) -> Option<(CuResult, i32)> {
-    let query = api.cuOccupancyMaxPotentialClusterSize?;
+) -> Result<Option<i32>> {
+    let Some(query) = driver.api.cuOccupancyMaxPotentialClusterSize else {
+        return Ok(None);
+    };
     let config = LaunchConfig {
         grid: shape.grid,
         block: shape.block,
@@ -71,5 +69,5 @@ pub unsafe fn max_potential_cluster_size(
     // SAFETY: the function's contract; the out-pointer and `config` are valid locals with cuda.h's
     // layout (tests of `launch_config`).
     let rc = unsafe { query(&mut blocks, function, &config) };
-    Some((rc, blocks))
+    driver.check(rc, "cuOccupancyMaxPotentialClusterSize").map(|()| Some(blocks))
 }

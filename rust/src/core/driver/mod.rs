@@ -1,19 +1,22 @@
 //! Finding, loading and initialising libcuda (rule H12: never a panic, always a clear error).
 
 mod api;
+pub mod dev_resource;
 pub mod launch;
 pub mod launch_config;
 pub mod stream_context;
 
-pub use api::{CuResult, DriverApi};
+pub use api::Optional;
+use api::{CuResult, DriverApi};
 
 use crate::core::configured_path::ConfiguredPath;
 use crate::core::error::{
-    CudaFailure, Error, Result, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED,
+    CudaFailure, Error, Result, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED,
     CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND,
 };
 use crate::core::library_search;
 use crate::core::shared_library;
+use cudarc::driver::sys::CUevent;
 
 use std::ffi::CStr;
 use std::sync::OnceLock;
@@ -34,7 +37,9 @@ const DRIVER_FOLDERS: &[&str] = &["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/u
 
 /// The loaded driver library with its resolved entry points.
 pub struct Driver {
-    pub api: DriverApi,
+    /// The entry points, private to this floor: the crate calls them through the checked methods
+    /// `api.rs` generates (one per entry point) and the few below whose codes are answers.
+    api: DriverApi,
     /// The file that was loaded (as the dynamic linker mapped it, when that can be read).
     pub path: String,
     /// `cuDriverGetVersion`, e.g. 13000 for CUDA 13.0.
@@ -63,8 +68,7 @@ pub fn initialised() -> Result<&'static Driver> {
     INITIALISED
         .get_or_init(|| {
             // SAFETY: cuInit takes a flags word (must be 0) and may be called from any thread.
-            let rc = unsafe { (driver.api.cuInit)(0) };
-            driver.check(rc, "cuInit").map_err(|e| match e {
+            unsafe { driver.cuInit(0) }.map_err(|e| match e {
                 Error::Cuda(f) => f,
                 other => CudaFailure { code: CUDA_ERROR_NOT_INITIALIZED, operation: "cuInit".into(), message: other.to_string() },
             })
@@ -158,7 +162,7 @@ impl Driver {
     /// Turns a `CUresult` into `Ok` or an error naming the operation and the driver's own name and
     /// description of the code.
     #[inline]
-    pub fn check(&self, rc: CuResult, operation: &str) -> Result<()> {
+    fn check(&self, rc: CuResult, operation: &str) -> Result<()> {
         if rc == 0 {
             Ok(())
         } else {
@@ -166,8 +170,37 @@ impl Driver {
         }
     }
 
+    /// `cuEventQuery` as an answer: `Ok(true)` when the work before the event is done, `Ok(false)`
+    /// while it runs (`CUDA_ERROR_NOT_READY`, which is no failure and builds no error: this is polled).
+    ///
+    /// # Safety
+    /// `event` is a live event; the context it was created in need not be current.
+    #[inline]
+    pub unsafe fn event_is_done(&self, event: CUevent) -> Result<bool> {
+        // SAFETY: the caller's contract.
+        let rc = unsafe { (self.api.cuEventQuery)(event) };
+        if rc == CUDA_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        self.check(rc, "cuEventQuery").map(|()| true)
+    }
+
+    /// The error for an optional entry point this driver lacks.
+    fn lacks(&self, entry: Optional) -> Error {
+        Error::cuda(
+            CUDA_ERROR_NOT_SUPPORTED,
+            format!("{entry:?}"),
+            format!(
+                "the driver {} (CUDA {}) lacks {entry:?}, which arrived in CUDA {}: update the NVIDIA driver",
+                self.path,
+                version_string(self.version),
+                version_string(entry.since())
+            ),
+        )
+    }
+
     /// "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected".
-    pub fn describe(&self, rc: CuResult) -> String {
+    fn describe(&self, rc: CuResult) -> String {
         let mut name: *const std::ffi::c_char = std::ptr::null();
         let mut text: *const std::ffi::c_char = std::ptr::null();
         // SAFETY: both calls only write a pointer to a static string owned by the driver (or

@@ -269,9 +269,9 @@ impl Handle {
     pub fn free_memory(&self) -> Result<usize> {
         let _scope = self.activate()?;
         let (mut free, mut total) = (0usize, 0usize);
-        let api = &self.ctx.driver().api;
+        let driver = self.ctx.driver();
         // SAFETY: out-pointers are valid locals; the handle's context is active.
-        self.ctx.check(unsafe { (api.cuMemGetInfo)(&mut free, &mut total) }, "cuMemGetInfo")?;
+        self.ctx.noted(unsafe { driver.cuMemGetInfo(&mut free, &mut total) })?;
         Ok(free)
     }
 
@@ -297,9 +297,9 @@ impl Handle {
         let _scope = self.activate()?;
         if raw > CU_STREAM_PER_THREAD {
             let mut owner: CUcontext = std::ptr::null_mut();
-            let api = &self.ctx.driver().api;
+            let driver = self.ctx.driver();
             // SAFETY: the value passed the checks above; the driver validates the handle further.
-            self.ctx.check(unsafe { (api.cuStreamGetCtx)(raw as CUstream, &mut owner) }, "cuStreamGetCtx")?;
+            self.ctx.noted(unsafe { driver.cuStreamGetCtx(raw as CUstream, &mut owner) })?;
             if owner != self.ctx.raw() {
                 return Err(Error::invalid_argument(format!(
                     "stream {raw:#x} belongs to context {owner:p}, but this handle is bound to context {:p}; a handle can only use streams of its own context",
@@ -349,17 +349,17 @@ impl Handle {
         } else {
             current as CUstream
         };
-        let api = &self.ctx.driver().api;
+        let driver = self.ctx.driver();
         // SAFETY: the stream belongs to the active context.
-        self.ctx.check(unsafe { (api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")
+        self.ctx.noted(unsafe { driver.cuStreamSynchronize(stream) })
     }
 
     /// H4 escape hatch: leaves the handle's context current on the calling thread.
     pub fn make_current(&self) -> Result<()> {
         self.ctx.validate()?;
-        let api = &self.ctx.driver().api;
+        let driver = self.ctx.driver();
         // SAFETY: the context was validated just now.
-        self.ctx.check(unsafe { (api.cuCtxSetCurrent)(self.ctx.raw()) }, "cuCtxSetCurrent")
+        self.ctx.noted(unsafe { driver.cuCtxSetCurrent(self.ctx.raw()) })
     }
 
     /// Routes later calls to capture stream `raw` without synchronising, and returns the previous

@@ -59,10 +59,7 @@ impl DeviceMemory {
                 let _scope = ctx.activate()?; // cuMemAlloc allocates in the current context
                 let mut ptr = 0;
                 // SAFETY: out-pointer is valid; the context is active (the scope above).
-                let rc = unsafe { (ctx.driver().api.cuMemAlloc)(&mut ptr, bytes) };
-                if rc != 0 {
-                    return Err(failed_allocation(ctx, rc, bytes, "cuMemAlloc"));
-                }
+                unsafe { ctx.driver().cuMemAlloc(&mut ptr, bytes) }.map_err(|e| failed_allocation(ctx, e, bytes))?;
                 Ok(DeviceMemory { ptr, bytes, release: Release::ContextWide, ctx: Arc::clone(ctx) })
             }
         }
@@ -127,7 +124,7 @@ impl DeviceMemory {
         }
         self.before_use(on)?;
         // SAFETY: the range was checked against the allocation; the context is active.
-        self.ctx.check(unsafe { (self.ctx.driver().api.cuMemsetD8Async)(dst, value, len, on.raw()) }, "cuMemsetD8Async")
+        self.ctx.noted(unsafe { self.ctx.driver().cuMemsetD8Async(dst, value, len, on.raw()) })
     }
 
     /// Copies `len` host bytes from `src` to `offset`, in stream order. Pageable host memory may
@@ -144,7 +141,7 @@ impl DeviceMemory {
         }
         self.before_use(on)?;
         // SAFETY: range checked; caller guarantees `src`.
-        self.ctx.check(unsafe { (self.ctx.driver().api.cuMemcpyHtoDAsync)(dst, src.cast(), len, on.raw()) }, "cuMemcpyHtoDAsync")
+        self.ctx.noted(unsafe { self.ctx.driver().cuMemcpyHtoDAsync(dst, src.cast(), len, on.raw()) })
     }
 
     /// Copies `len` bytes from `offset` to host memory `dst` and waits until they are there.
@@ -158,12 +155,12 @@ impl DeviceMemory {
         }
         self.before_use(on)?;
         let stream = on.raw();
-        let api = &self.ctx.driver().api;
+        let driver = self.ctx.driver();
         // SAFETY: range checked; caller guarantees `dst`.
-        self.ctx.check(unsafe { (api.cuMemcpyDtoHAsync)(dst.cast(), src, len, stream) }, "cuMemcpyDtoHAsync")?;
+        self.ctx.noted(unsafe { driver.cuMemcpyDtoHAsync(dst.cast(), src, len, stream) })?;
         // The host memory is only borrowed for this call: wait until the copy is done.
         // SAFETY: the stream belongs to the active context.
-        self.ctx.check(unsafe { (api.cuStreamSynchronize)(stream) }, "cuStreamSynchronize")
+        self.ctx.noted(unsafe { driver.cuStreamSynchronize(stream) })
     }
 
     /// Copies `len` bytes from `src` at `src_offset` to `self` at `offset`, in stream order.
@@ -183,7 +180,7 @@ impl DeviceMemory {
         self.before_use(on)?;
         src.before_use(on)?;
         // SAFETY: both ranges checked and disjoint; the context is active (same-context check done by caller).
-        self.ctx.check(unsafe { (self.ctx.driver().api.cuMemcpyDtoDAsync)(d, s, len, on.raw()) }, "cuMemcpyDtoDAsync")
+        self.ctx.noted(unsafe { self.ctx.driver().cuMemcpyDtoDAsync(d, s, len, on.raw()) })
     }
 }
 
@@ -230,14 +227,14 @@ fn free_on_home_stream_unactivated(ctx: &Context, ptr: CUdeviceptr, uses: &Uses)
     // SAFETY: memory of this context from its pool, freed once (Drop runs once), used only on its
     // home stream, so stream order covers every use; the pooled stream is never destroyed while
     // the context lives, and the context was validated just now.
-    let rc = unsafe { (ctx.driver().api.cuMemFreeAsync)(ptr, lease.stream.raw()) };
-    if rc == CUDA_ERROR_INVALID_CONTEXT {
-        return false;
+    match ctx.noted(unsafe { ctx.driver().cuMemFreeAsync(ptr, lease.stream.raw()) }) {
+        Err(e) if e.cuda_code() == Some(CUDA_ERROR_INVALID_CONTEXT) => false,
+        Err(e) => {
+            log::warn!("freeing device memory at {ptr:#x} failed: {e}");
+            true
+        }
+        Ok(()) => true,
     }
-    if let Err(e) = ctx.check(rc, "cuMemFreeAsync") {
-        log::warn!("freeing device memory at {ptr:#x} failed: {e}");
-    }
-    true
 }
 
 /// `cuMemFreeAsync` on the home stream (or, when that is a user stream nobody is attached to any
@@ -248,7 +245,7 @@ fn free_in_stream_order(ctx: &Context, ptr: CUdeviceptr, uses: &Uses) -> Result<
         // The common case: used on its own stream only, so stream order covers every use.
         // SAFETY: memory of this context from its pool, freed once (Drop runs once), after its
         // uses in stream order; the pooled stream is never destroyed.
-        return ctx.check(unsafe { (ctx.driver().api.cuMemFreeAsync)(ptr, lease.stream.raw()) }, "cuMemFreeAsync");
+        return ctx.noted(unsafe { ctx.driver().cuMemFreeAsync(ptr, lease.stream.raw()) });
     }
     let all = uses.all();
     let release;
@@ -265,20 +262,20 @@ fn free_in_stream_order(ctx: &Context, ptr: CUdeviceptr, uses: &Uses) -> Result<
     unsafe { streams::order_after(ctx, on, all.iter())? };
     // SAFETY: memory of this context from its pool, freed once (Drop runs once), ordered after
     // every use that may still run; the stream is pooled (never destroyed) or the legacy stream.
-    ctx.check(unsafe { (ctx.driver().api.cuMemFreeAsync)(ptr, on) }, "cuMemFreeAsync")
+    ctx.noted(unsafe { ctx.driver().cuMemFreeAsync(ptr, on) })
 }
 
 /// Memory from `cuMemAlloc` may be in use by any stream of the context: wait for all of them
 /// (`cuCtxSynchronize`), then `cuMemFree`. The context is active.
 fn free_context_wide(ctx: &Context, ptr: CUdeviceptr) -> Result<()> {
-    let api = &ctx.driver().api;
+    let driver = ctx.driver();
     // SAFETY: the context is active; cuCtxSynchronize takes no arguments.
-    if let Err(e) = ctx.check(unsafe { (api.cuCtxSynchronize)() }, "cuCtxSynchronize") {
+    if let Err(e) = ctx.noted(unsafe { driver.cuCtxSynchronize() }) {
         log::warn!("freeing device memory at {ptr:#x}: waiting for the context's work failed ({e}); freeing anyway");
     }
     // SAFETY: memory of this context from cuMemAlloc, freed once (Drop runs once), after all
     // queued work finished.
-    ctx.check(unsafe { (api.cuMemFree)(ptr) }, "cuMemFree")
+    ctx.noted(unsafe { driver.cuMemFree(ptr) })
 }
 
 /// The device address of `[offset, offset + len)` inside an allocation of `bytes` at `base`.

@@ -101,16 +101,16 @@ impl PinnedMemory {
         }
         device.before_use(on)?;
         let ctx = device.context();
-        let api = &ctx.driver().api;
+        let driver = ctx.driver();
         let stream: CUstream = on.raw();
         // SAFETY: both ranges were checked; the block stays allocated (and is not reused) until the
         // copy has run, because the Java caller holds the HostBuffer open until the copy's future
         // completes (a recorded copy runs in replays, which note themselves); the caller activated
         // the device memory's context, which owns the stream.
         if upload {
-            ctx.check(unsafe { (api.cuMemcpyHtoDAsync)(d, host.cast(), len, stream) }, "cuMemcpyHtoDAsync")
+            ctx.noted(unsafe { driver.cuMemcpyHtoDAsync(d, host.cast(), len, stream) })
         } else {
-            ctx.check(unsafe { (api.cuMemcpyDtoHAsync)(host.cast(), d, len, stream) }, "cuMemcpyDtoHAsync")
+            ctx.noted(unsafe { driver.cuMemcpyDtoHAsync(host.cast(), d, len, stream) })
         }
     }
 }

@@ -8,7 +8,7 @@
 //! when page-locking runs out of memory, and when the context's last cuhandle object is gone.
 
 use crate::core::context::Context;
-use crate::core::error::{Error, Result, CUDA_ERROR_NOT_READY, CUDA_ERROR_OUT_OF_MEMORY};
+use crate::core::error::{Error, Result, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::core::streams;
 use cudarc::driver::sys::{CUevent, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
 use std::sync::{Mutex, MutexGuard};
@@ -128,9 +128,8 @@ impl PinnedCache {
         for released in all {
             for &event in &released.marks {
                 // SAFETY: an event of the active context recorded by `streams::mark`.
-                let rc = unsafe { (ctx.driver().api.cuEventSynchronize)(event as CUevent) };
-                if rc != 0 {
-                    log::debug!("waiting for a pinned block's last use: {}", ctx.driver().describe(rc));
+                if let Err(e) = unsafe { ctx.driver().cuEventSynchronize(event as CUevent) } {
+                    log::debug!("waiting for a pinned block's last use: {e}");
                 }
             }
             streams::give_back_events(ctx, released.marks);
@@ -144,8 +143,7 @@ impl PinnedCache {
 fn done(ctx: &Context, marks: &[usize]) -> bool {
     marks.iter().all(|&event| {
         // SAFETY: an event of the active context recorded by `streams::mark`, kept until reuse.
-        let rc = unsafe { (ctx.driver().api.cuEventQuery)(event as CUevent) };
-        rc != CUDA_ERROR_NOT_READY
+        !matches!(unsafe { ctx.driver().event_is_done(event as CUevent) }, Ok(false))
     })
 }
 
@@ -154,10 +152,10 @@ fn allocate(ctx: &Context, bytes: usize) -> Result<PinnedBlock> {
     // Portable: pinned in every context, so one block can feed handles of several devices.
     // Device-mapped: reduction results are written straight into it (see `host_result`).
     // SAFETY: the out-pointer is a valid local; the context is active (callers' contract).
-    let rc = unsafe { (ctx.driver().api.cuMemHostAlloc)(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) };
-    if rc == CUDA_ERROR_OUT_OF_MEMORY {
+    let allocated = unsafe { ctx.driver().cuMemHostAlloc(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) };
+    if allocated.as_ref().err().and_then(Error::cuda_code) == Some(CUDA_ERROR_OUT_OF_MEMORY) {
         return Err(Error::cuda(
-            rc,
+            CUDA_ERROR_OUT_OF_MEMORY,
             "cuMemHostAlloc",
             format!(
                 "CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of host memory ({:.2} GiB)",
@@ -165,16 +163,15 @@ fn allocate(ctx: &Context, bytes: usize) -> Result<PinnedBlock> {
             ),
         ));
     }
-    ctx.check(rc, "cuMemHostAlloc")?;
+    ctx.noted(allocated)?;
     Ok(PinnedBlock { ptr: host as usize, bytes })
 }
 
 fn free_block(ctx: &Context, block: PinnedBlock) {
     // SAFETY: allocated by cuMemHostAlloc in this context; consumed here, so freed once; every
     // use is done (the caller checked or waited for its events).
-    let rc = unsafe { (ctx.driver().api.cuMemFreeHost)(block.ptr as *mut std::ffi::c_void) };
-    if rc != 0 {
-        log::warn!("freeing {} bytes of pinned host memory failed: {}", block.bytes, ctx.driver().describe(rc));
+    if let Err(e) = unsafe { ctx.driver().cuMemFreeHost(block.ptr as *mut std::ffi::c_void) } {
+        log::warn!("freeing {} bytes of pinned host memory: {e}", block.bytes);
     }
 }
 

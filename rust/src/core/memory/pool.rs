@@ -88,11 +88,11 @@ impl Pool {
             win32_security_attributes: std::ptr::null_mut(),
             reserved: [0; 64],
         };
-        let api = &ctx.driver().api;
+        let driver = ctx.driver();
         let mut raw: *mut c_void = std::ptr::null_mut();
         // SAFETY: the properties are a valid CUmemPoolProps (zeroed reserved part); the
         // out-pointer is a valid local; the context is active.
-        ctx.check(unsafe { (api.cuMemPoolCreate)(&mut raw, (&props as *const PoolProps).cast()) }, "cuMemPoolCreate")?;
+        ctx.noted(unsafe { driver.cuMemPoolCreate(&mut raw, (&props as *const PoolProps).cast()) })?;
         let pool = Pool { raw: raw as usize };
         let mut threshold = release_threshold();
         // Memory freed on one handle's stream may serve another handle's allocation once the free
@@ -102,13 +102,17 @@ impl Pool {
         let mut no_internal_dependencies: i32 = 0;
         // SAFETY: a live pool; the threshold attribute takes a pointer to a cuuint64_t, the reuse
         // policy one to an int.
-        let rc = unsafe { (api.cuMemPoolSetAttribute)(raw, ATTR_RELEASE_THRESHOLD, (&mut threshold as *mut u64).cast()) };
-        let set = ctx.check(rc, "cuMemPoolSetAttribute(RELEASE_THRESHOLD)").and_then(|()| {
+        let threshold_set = unsafe { driver.cuMemPoolSetAttribute(raw, ATTR_RELEASE_THRESHOLD, (&mut threshold as *mut u64).cast()) };
+        let set = ctx.noted(threshold_set.map_err(|e| e.in_operation("cuMemPoolSetAttribute(RELEASE_THRESHOLD)"))).and_then(|()| {
             // SAFETY: as above.
-            let rc = unsafe {
-                (api.cuMemPoolSetAttribute)(raw, ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, (&mut no_internal_dependencies as *mut i32).cast())
+            let policy_set = unsafe {
+                driver.cuMemPoolSetAttribute(
+                    raw,
+                    ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+                    (&mut no_internal_dependencies as *mut i32).cast(),
+                )
             };
-            ctx.check(rc, "cuMemPoolSetAttribute(REUSE_ALLOW_INTERNAL_DEPENDENCIES)")
+            ctx.noted(policy_set.map_err(|e| e.in_operation("cuMemPoolSetAttribute(REUSE_ALLOW_INTERNAL_DEPENDENCIES)")))
         });
         if let Err(e) = set {
             pool.destroy(ctx);
@@ -123,24 +127,19 @@ impl Pool {
     pub fn allocate(&self, ctx: &Context, bytes: usize, stream: CUstream) -> Result<CUdeviceptr> {
         match self.try_allocate(ctx, bytes, stream) {
             Ok(ptr) => Ok(ptr),
-            Err(CUDA_ERROR_OUT_OF_MEMORY) => {
+            Err(e) if e.cuda_code() == Some(CUDA_ERROR_OUT_OF_MEMORY) => {
                 self.trim(ctx)?;
-                self.try_allocate(ctx, bytes, stream).map_err(|rc| failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync"))
+                self.try_allocate(ctx, bytes, stream).map_err(|e| failed_allocation(ctx, e, bytes))
             }
-            Err(rc) => Err(failed_allocation(ctx, rc, bytes, "cuMemAllocFromPoolAsync")),
+            Err(e) => Err(failed_allocation(ctx, e, bytes)),
         }
     }
 
-    fn try_allocate(&self, ctx: &Context, bytes: usize, stream: CUstream) -> std::result::Result<CUdeviceptr, i32> {
+    fn try_allocate(&self, ctx: &Context, bytes: usize, stream: CUstream) -> Result<CUdeviceptr> {
         let mut ptr: CUdeviceptr = 0;
         // SAFETY: a live pool of the context and a live stream of it (the caller's contract above);
         // the out-pointer is valid.
-        let rc = unsafe { (ctx.driver().api.cuMemAllocFromPoolAsync)(&mut ptr, bytes, self.raw as *mut c_void, stream) };
-        if rc == 0 {
-            Ok(ptr)
-        } else {
-            Err(rc)
-        }
+        unsafe { ctx.driver().cuMemAllocFromPoolAsync(&mut ptr, bytes, self.raw as *mut c_void, stream) }.map(|()| ptr)
     }
 
     /// Gives cached memory back to the device (`cuMemPoolTrimTo(0)`): what is handed out stays,
@@ -148,17 +147,15 @@ impl Pool {
     pub fn trim(&self, ctx: &Context) -> Result<()> {
         let _scope = ctx.activate()?; // also from an allocation made without activation
                                       // SAFETY: a live pool of the context, which is active (the scope above).
-        ctx.check(unsafe { (ctx.driver().api.cuMemPoolTrimTo)(self.raw as *mut c_void, 0) }, "cuMemPoolTrimTo")
+        ctx.noted(unsafe { ctx.driver().cuMemPoolTrimTo(self.raw as *mut c_void, 0) })
     }
 
     pub fn stats(&self, ctx: &Context) -> Result<PoolStats> {
         let read = |attribute: i32, what: &str| -> Result<u64> {
             let mut value = 0u64;
             // SAFETY: a live pool; both attributes are cuuint64_t, written through the pointer.
-            ctx.check(
-                unsafe { (ctx.driver().api.cuMemPoolGetAttribute)(self.raw as *mut c_void, attribute, (&mut value as *mut u64).cast()) },
-                what,
-            )?;
+            let read = unsafe { ctx.driver().cuMemPoolGetAttribute(self.raw as *mut c_void, attribute, (&mut value as *mut u64).cast()) };
+            ctx.noted(read.map_err(|e| e.in_operation(what)))?;
             Ok(value)
         };
         Ok(PoolStats {
@@ -172,9 +169,8 @@ impl Pool {
     /// active.
     pub fn destroy(self, ctx: &Context) {
         // SAFETY: a pool we created, destroyed once (consumes self).
-        let rc = unsafe { (ctx.driver().api.cuMemPoolDestroy)(self.raw as *mut c_void) };
-        if rc != 0 {
-            log::warn!("destroying the memory pool of context id {} failed: {}", ctx.id(), ctx.driver().describe(rc));
+        if let Err(e) = unsafe { ctx.driver().cuMemPoolDestroy(self.raw as *mut c_void) } {
+            log::warn!("destroying the memory pool of context id {}: {e}", ctx.id());
         }
     }
 }

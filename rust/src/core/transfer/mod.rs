@@ -60,24 +60,18 @@ impl pipeline::Engine for DriverEngine<'_> {
     }
 
     fn to_device(&self, slot: &mut Slot, device_offset: usize, len: usize) -> Result<()> {
-        let api = &self.ctx.driver().api;
+        let driver = self.ctx.driver();
         // SAFETY: the device range lies inside the allocation (checked once for the whole copy by
         // `copy`), the slot holds at least `len` bytes (a chunk) and stays allocated until its
         // event says the DMA finished; the context is active.
-        self.ctx.check(
-            unsafe { (api.cuMemcpyHtoDAsync)(self.base + device_offset as u64, slot.address().cast(), len, self.stream) },
-            "cuMemcpyHtoDAsync",
-        )?;
+        self.ctx.noted(unsafe { driver.cuMemcpyHtoDAsync(self.base + device_offset as u64, slot.address().cast(), len, self.stream) })?;
         slot.mark_queued(self.ctx, self.stream)
     }
 
     fn to_host(&self, slot: &mut Slot, device_offset: usize, len: usize) -> Result<()> {
-        let api = &self.ctx.driver().api;
+        let driver = self.ctx.driver();
         // SAFETY: as `to_device`; the slot's memory is not touched until its event is waited for.
-        self.ctx.check(
-            unsafe { (api.cuMemcpyDtoHAsync)(slot.address().cast(), self.base + device_offset as u64, len, self.stream) },
-            "cuMemcpyDtoHAsync",
-        )?;
+        self.ctx.noted(unsafe { driver.cuMemcpyDtoHAsync(slot.address().cast(), self.base + device_offset as u64, len, self.stream) })?;
         slot.mark_queued(self.ctx, self.stream)
     }
 }

@@ -59,7 +59,7 @@ impl Slot {
     pub fn wait(&mut self, ctx: &Context) -> Result<()> {
         if self.pending {
             // SAFETY: the event belongs to `ctx`, which is active (caller's activation).
-            ctx.check(unsafe { (ctx.driver().api.cuEventSynchronize)(self.event) }, "cuEventSynchronize")?;
+            ctx.noted(unsafe { ctx.driver().cuEventSynchronize(self.event) })?;
             self.pending = false;
         }
         Ok(())
@@ -73,29 +73,29 @@ impl Slot {
         self.pending = true;
         self.queued_at = QUEUED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: event and stream belong to the active context `ctx`.
-        ctx.check(unsafe { (ctx.driver().api.cuEventRecord)(self.event, stream) }, "cuEventRecord")
+        ctx.noted(unsafe { ctx.driver().cuEventRecord(self.event, stream) })
     }
 
     fn allocate(ctx: &Context, bytes: usize) -> Result<Slot> {
-        let api = &ctx.driver().api;
+        let driver = ctx.driver();
         let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
         // Portable: pinned in every context, as `HostBuffer`'s memory is.
         // SAFETY: the out-pointer is a valid local; the context is active (caller's activation).
-        let rc = unsafe { (api.cuMemHostAlloc)(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE) };
-        if rc == CUDA_ERROR_OUT_OF_MEMORY {
-            return Err(Error::cuda(
-                rc,
-                "cuMemHostAlloc",
-                format!("CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of staging memory for a Java array copy"),
-            ));
+        match unsafe { driver.cuMemHostAlloc(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE) } {
+            Err(e) if e.cuda_code() == Some(CUDA_ERROR_OUT_OF_MEMORY) => {
+                return Err(Error::cuda(
+                    CUDA_ERROR_OUT_OF_MEMORY,
+                    "cuMemHostAlloc",
+                    format!("CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of staging memory for a Java array copy"),
+                ));
+            }
+            other => ctx.noted(other)?,
         }
-        ctx.check(rc, "cuMemHostAlloc")?;
         let mut event = std::ptr::null_mut();
         // SAFETY: as above.
-        let rc = unsafe { (api.cuEventCreate)(&mut event, CU_EVENT_DISABLE_TIMING) };
-        if let Err(e) = ctx.check(rc, "cuEventCreate") {
-            // SAFETY: allocated just above, used by nothing yet.
-            unsafe { (api.cuMemFreeHost)(host) };
+        if let Err(e) = ctx.noted(unsafe { driver.cuEventCreate(&mut event, CU_EVENT_DISABLE_TIMING) }) {
+            // SAFETY: allocated just above, used by nothing yet. A failed free leaves nothing to undo.
+            let _ = unsafe { driver.cuMemFreeHost(host) };
             return Err(e);
         }
         Ok(Slot { host: host.cast(), bytes, event, pending: false, queued_at: 0 })
@@ -106,15 +106,14 @@ impl Slot {
         if let Err(e) = self.wait(ctx) {
             log::warn!("freeing {} bytes of staging memory: waiting for its last copy failed ({e}); freeing anyway", self.bytes);
         }
-        let api = &ctx.driver().api;
+        let driver = ctx.driver();
         // SAFETY: both belong to `ctx` (active), are owned by this slot and freed exactly once
-        // (`self` is consumed); no DMA uses the memory any more.
-        unsafe {
-            (api.cuEventDestroy)(self.event);
-            let rc = (api.cuMemFreeHost)(self.host.cast());
-            if rc != 0 {
-                log::warn!("freeing {} bytes of staging memory failed: {}", self.bytes, ctx.driver().describe(rc));
-            }
+        // (`self` is consumed); no DMA uses the memory any more. A failed event destroy leaves
+        // nothing to undo.
+        let _ = unsafe { driver.cuEventDestroy(self.event) };
+        // SAFETY: as above.
+        if let Err(e) = unsafe { driver.cuMemFreeHost(self.host.cast()) } {
+            log::warn!("freeing {} bytes of staging memory: {e}", self.bytes);
         }
     }
 }
