@@ -25,8 +25,9 @@ FLOORS = [
               "sticky", "library_search", "image", "param_layout"]),
     # 1: the driver and NVRTC as loaded libraries, devices and contexts.
     ("driver", ["driver", "device", "context", "nvrtc"]),
-    # 2: what lives in a context: streams, memory, loaded libraries, host registrations.
-    ("resources", ["streams", "memory", "library", "host_registration"]),
+    # 2: what lives in a context: streams, the uses of objects by streams, memory, loaded libraries,
+    # host registrations.
+    ("resources", ["streams", "uses", "memory", "library", "host_registration"]),
     # 3: handles and what moves data or names kernels through them.
     ("handles", ["handle", "transfer", "kernels", "variables"]),
     # 4: operations on handles: launches, events, BLAS, completions, graphs.

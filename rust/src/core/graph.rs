@@ -21,7 +21,8 @@ use crate::core::error::{Error, Result};
 use crate::core::handle::{Attachment, Handle};
 use crate::core::memory::device::DeviceMemory;
 use crate::core::memory::pinned::PinnedMemory;
-use crate::core::streams::{self, UseLog};
+use crate::core::streams;
+use crate::core::uses::UseLog;
 use cudarc::driver::sys::{CUgraph, CUgraphExec, CUstream, CUstreamCaptureMode, CUstreamCaptureStatus};
 use std::sync::{Arc, Mutex, MutexGuard};
 

@@ -6,7 +6,7 @@ use crate::core::error::{
 };
 use crate::core::image::{self, ImageKind};
 use crate::core::param_layout::{ImageLayouts, Param};
-use crate::core::streams::UseLog;
+use crate::core::uses::UseLog;
 use cudarc::driver::sys::{CUdevice, CUjit_option, CUkernel, CUlibrary, CUlibraryOption};
 use std::ffi::{c_void, CStr, CString};
 use std::sync::Arc;

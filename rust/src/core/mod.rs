@@ -27,4 +27,5 @@ pub mod shared_library;
 pub mod sticky;
 pub mod streams;
 pub mod transfer;
+pub mod uses;
 pub mod variables;

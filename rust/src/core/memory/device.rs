@@ -10,9 +10,9 @@ use crate::core::context::Context;
 use crate::core::error::{Error, Result, CUDA_ERROR_INVALID_CONTEXT};
 use crate::core::memory::context_memory::ContextMemory;
 use crate::core::memory::failed_allocation::failed_allocation;
-use crate::core::memory::uses::Uses;
 use crate::core::raw_value;
-use crate::core::streams::{self, StreamUse, UseLog};
+use crate::core::streams::{self, StreamUse};
+use crate::core::uses::{UseLog, Uses};
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 use std::sync::Arc;
 

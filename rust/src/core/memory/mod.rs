@@ -9,6 +9,5 @@ pub mod failed_allocation;
 pub mod pinned;
 pub mod pinned_cache;
 pub mod pool;
-pub mod uses;
 
 pub use device::DeviceMemory;
