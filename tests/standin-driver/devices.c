@@ -186,6 +186,15 @@ EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     RETURN(SUCCESS);
 }
 
+/* The mode CUDA_MODULE_LOADING asks for; lazy (the default of CUDA 12.2+ drivers) otherwise. The
+ * stand-in loads the same way in both. */
+EXPORT CUresult cuModuleGetLoadingMode(int *mode) {
+    if (!mode) return INVALID_VALUE;
+    const char *asked = getenv("CUDA_MODULE_LOADING");
+    *mode = asked && strcmp(asked, "EAGER") == 0 ? 1 /* CU_MODULE_EAGER_LOADING */ : 2 /* CU_MODULE_LAZY_LOADING */;
+    return SUCCESS;
+}
+
 EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, int *symbolStatus) {
     (void)cudaVersion;
     (void)flags;
@@ -201,6 +210,8 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
         {"cuKernelGetName", (void *)cuKernelGetName, 12030},
         {"cuOccupancyMaxPotentialClusterSize", (void *)cuOccupancyMaxPotentialClusterSize, 11080},
         {"cuMemAllocAsync", (void *)cuMemAllocAsync, 11020},
+        {"cuLogsRegisterCallback", (void *)cuLogsRegisterCallback, 12090},
+        {"cuModuleGetLoadingMode", (void *)cuModuleGetLoadingMode, 11070},
     };
     int version = driver_version();
     for (size_t i = 0; i < sizeof OPTIONAL / sizeof OPTIONAL[0]; i++)

@@ -253,12 +253,14 @@ static inline void vec_remove(Vec *v, const void *p) {
         run_due(now_ns());          \
     } while (0)
 
-/* The result is computed before the unlock: RETURN(f(...)) runs f under the lock. */
-#define RETURN(rc)                 \
-    do {                           \
-        CUresult result_ = (rc);   \
-        UNLOCK();                  \
-        return result_;            \
+/* The result is computed before the unlock: RETURN(f(...)) runs f under the lock. A failure is
+ * logged to the registered log callbacks after the unlock, on the calling thread (logs.c). */
+#define RETURN(rc)                             \
+    do {                                       \
+        CUresult result_ = (rc);               \
+        UNLOCK();                              \
+        log_failure(__func__, result_);        \
+        return result_;                        \
     } while (0)
 
 enum CopyKind { HTOD, DTOH, DTOD, MEMSET };
@@ -305,6 +307,8 @@ EXPORT CUresult cuKernelGetName(const char **name, CUkernel kernel);
 EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdevice dev);
 EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction f, const LaunchConfig *config);
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+EXPORT CUresult cuModuleGetLoadingMode(int *mode);
+EXPORT CUresult cuLogsRegisterCallback(void (*callbackFunc)(void *, int, char *, size_t), void *userData, void **callback_out);
 
 /* What the stand-in's files share; not exported from the library (only EXPORT entry points are). */
 #pragma GCC visibility push(hidden)
@@ -395,6 +399,10 @@ int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, uns
 
 /* control.c */
 int control(int command, int arg, int *result);
+
+/* logs.c */
+void log_failure(const char *entry_point, CUresult rc);
+EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr);
 
 /* graphs.c */
 int graph_record(Graph *g, const GraphOp *op);

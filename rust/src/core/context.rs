@@ -2,7 +2,9 @@
 //! one operation (rules H1-H4, H8, H11 of docs/design.md).
 
 use crate::core::driver::{self, Driver};
-use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_DEVICE};
+use crate::core::error::{
+    CudaFailure, Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_DEVICE,
+};
 use crate::core::raw_value;
 use crate::core::sticky;
 use cudarc::driver::sys::{CUcontext, CUdevice};
@@ -154,7 +156,8 @@ impl Context {
                 ),
                 Ownership::Borrowed => format!("the context {:p} (id {}) this object was bound to has been destroyed", self.raw, self.id),
             };
-            return Err(Error::cuda(failure.code, "validating the handle's context", format!("{}; {what}", failure.message)));
+            let (operation, message) = ("validating the handle's context".to_string(), format!("{}; {what}", failure.message));
+            return Err(Error::Cuda(CudaFailure { operation, message, ..failure.clone() }));
         }
         read?;
         if id != self.id {

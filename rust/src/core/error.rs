@@ -4,19 +4,31 @@
 use cudarc::driver::sys::CUresult;
 use std::fmt;
 
-/// A failed CUDA driver call: the raw `CUresult`, the operation that failed, and a message that
+/// A failed CUDA driver call: the raw `CUresult`, the operation that failed, a message that
 /// already holds the driver's own name and description of the code where the driver could give
-/// them.
+/// them, and what the driver logged on the failing thread about it (CUDA 12.9+ drivers explain a
+/// failure in their error log, often naming the parameter; empty where there is none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CudaFailure {
     pub code: i32,
     pub operation: String,
     pub message: String,
+    pub driver_log: String,
+}
+
+impl CudaFailure {
+    pub fn new(code: i32, operation: impl Into<String>, message: impl Into<String>) -> CudaFailure {
+        CudaFailure { code, operation: operation.into(), message: message.into(), driver_log: String::new() }
+    }
 }
 
 impl fmt::Display for CudaFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} failed: {}", self.operation, self.message)
+        write!(f, "{} failed: {}", self.operation, self.message)?;
+        if !self.driver_log.is_empty() {
+            write!(f, "; the driver's log: {}", self.driver_log)?;
+        }
+        Ok(())
     }
 }
 
@@ -64,7 +76,7 @@ cuda_results!(
 
 impl Error {
     pub fn cuda(code: i32, operation: impl Into<String>, message: impl Into<String>) -> Error {
-        Error::Cuda(CudaFailure { code, operation: operation.into(), message: message.into() })
+        Error::Cuda(CudaFailure::new(code, operation, message))
     }
 
     /// The same error with a CUDA failure's operation named more precisely (e.g. which attribute
@@ -72,6 +84,15 @@ impl Error {
     pub fn in_operation(self, operation: &str) -> Error {
         match self {
             Error::Cuda(failure) => Error::Cuda(CudaFailure { operation: operation.to_string(), ..failure }),
+            other => other,
+        }
+    }
+
+    /// The same error with a CUDA failure's message replaced (a more precise wording of the same code,
+    /// operation and driver log); other kinds are unchanged.
+    pub fn reworded(self, message: String) -> Error {
+        match self {
+            Error::Cuda(failure) => Error::Cuda(CudaFailure { message, ..failure }),
             other => other,
         }
     }

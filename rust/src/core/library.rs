@@ -2,7 +2,7 @@
 
 use crate::core::driver::{self, Driver, Optional};
 use crate::core::error::{
-    Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND,
+    CudaFailure, Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND,
 };
 use crate::core::image::{self, ImageKind};
 use crate::core::param_layout::{ImageLayouts, Param};
@@ -250,7 +250,8 @@ impl Library {
         };
         if let Err(Error::Cuda(failure)) = loaded {
             let what = format!("a {:?} image of {} bytes", image.kind, bytes.len());
-            return Err(Error::cuda(failure.code, failure.operation, format!("{} ({what}){}", failure.message, jit_log_text(&jit_log))));
+            let message = format!("{} ({what}){}", failure.message, jit_log_text(&jit_log));
+            return Err(Error::Cuda(CudaFailure { message, ..failure }));
         }
         let preserved = options.binary_is_preserved.then_some(image);
         Ok(Library { raw, driver, jit_log, info_log, _preserved: preserved, image_layouts, uses: Arc::new(UseLog::default()) })
@@ -321,11 +322,8 @@ impl Library {
         }
         if let Err(Error::Cuda(failure)) = found {
             // Lazy loading defers JIT compilation (and its errors) to the first lookup.
-            return Err(Error::cuda(
-                failure.code,
-                failure.operation,
-                format!("{} (kernel '{name}'){}", failure.message, jit_log_text(&self.jit_log)),
-            ));
+            let message = format!("{} (kernel '{name}'){}", failure.message, jit_log_text(&self.jit_log));
+            return Err(Error::Cuda(CudaFailure { message, ..failure }));
         }
         Ok(KernelRef(raw))
     }

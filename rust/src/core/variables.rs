@@ -4,7 +4,7 @@
 //! (`cuLibraryGetManaged`).
 
 use crate::core::context::Context;
-use crate::core::error::{Error, Result, CUDA_ERROR_NOT_FOUND};
+use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_NOT_FOUND};
 use crate::core::library::Library;
 use cudarc::driver::sys::CUdeviceptr;
 use std::ffi::CString;
@@ -41,7 +41,8 @@ pub fn lookup(library: &Library, ctx: &Context, name: &str, kind: Kind) -> Resul
     };
     if let Err(Error::Cuda(failure)) = &found {
         if failure.code == CUDA_ERROR_NOT_FOUND {
-            return Err(Error::cuda(failure.code, failure.operation.clone(), format!("{}: this library has no {what} variable named '{name}' (names of C++ variables in a namespace are mangled; use extern \"C\" or the mangled name)", failure.message)));
+            let message = format!("{}: this library has no {what} variable named '{name}' (names of C++ variables in a namespace are mangled; use extern \"C\" or the mangled name)", failure.message);
+            return Err(Error::Cuda(CudaFailure { message, ..failure.clone() }));
         }
     }
     ctx.noted(found)?;

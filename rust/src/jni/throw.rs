@@ -1,7 +1,7 @@
 //! The error policy of every JNI entry: core errors become the matching Java exception, panics
 //! become a RuntimeException; nothing unwinds into the JVM.
 
-use crate::core::error::Error;
+use crate::core::error::{CudaFailure, Error};
 use jni::errors::ErrorPolicy;
 use jni::strings::JNIString;
 use jni::sys::{jint, jobject, jvalue, JNIEnv};
@@ -31,7 +31,7 @@ impl<T: Default> ErrorPolicy<T, Failure> for ThrowJava {
         }
         let raw = env.get_raw();
         match err {
-            Failure::Core(Error::Cuda(f)) => throw_cuda(raw, f.code, &f.operation, &f.message),
+            Failure::Core(Error::Cuda(f)) => throw_cuda(raw, &f),
             Failure::Core(Error::InvalidArgument(m)) => throw_new(raw, "java/lang/IllegalArgumentException", &m),
             Failure::Core(Error::InvalidState(m)) => throw_new(raw, "java/lang/IllegalStateException", &m),
             Failure::Jni(e) => throw_new(raw, "java/lang/IllegalStateException", &format!("cuhandle JNI failure: {e}")),
@@ -101,12 +101,12 @@ pub fn throw_new(env: *mut JNIEnv, class: &str, message: &str) {
     }
 }
 
-/// `new dev.cuhandle.CudaException(code, operation, message)` and throw it.
-fn throw_cuda(env: *mut JNIEnv, code: i32, operation: &str, message: &str) {
+/// `new dev.cuhandle.CudaException(code, operation, message, driverLog)` and throw it.
+fn throw_cuda(env: *mut JNIEnv, failure: &CudaFailure) {
     let class = c_string("dev/cuhandle/CudaException");
     let name = c_string("<init>");
-    let sig = c_string("(ILjava/lang/String;Ljava/lang/String;)V");
-    let (op, msg) = (c_string(operation), c_string(message));
+    let sig = c_string("(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;)V");
+    let (op, msg, log) = (c_string(&failure.operation), c_string(&failure.message), c_string(&failure.driver_log));
     // SAFETY: as in `throw_new`; every JNI result is checked for NULL before use.
     unsafe {
         let i = &**env;
@@ -117,10 +117,16 @@ fn throw_cuda(env: *mut JNIEnv, code: i32, operation: &str, message: &str) {
         let ctor = (i.v1_1.GetMethodID)(env, cls, name.as_ptr(), sig.as_ptr());
         let jop = (i.v1_1.NewStringUTF)(env, op.as_ptr());
         let jmsg = (i.v1_1.NewStringUTF)(env, msg.as_ptr());
-        if ctor.is_null() || jop.is_null() || jmsg.is_null() {
+        let jlog = (i.v1_1.NewStringUTF)(env, log.as_ptr());
+        if ctor.is_null() || jop.is_null() || jmsg.is_null() || jlog.is_null() {
             return; // an OutOfMemoryError or NoSuchMethodError is pending instead
         }
-        let args = [jvalue { i: code as jint }, jvalue { l: jop as jobject }, jvalue { l: jmsg as jobject }];
+        let args = [
+            jvalue { i: failure.code as jint },
+            jvalue { l: jop as jobject },
+            jvalue { l: jmsg as jobject },
+            jvalue { l: jlog as jobject },
+        ];
         let exception = (i.v1_1.NewObjectA)(env, cls, ctor, args.as_ptr());
         if !exception.is_null() {
             (i.v1_1.Throw)(env, exception);

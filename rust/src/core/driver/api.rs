@@ -9,6 +9,7 @@
 
 use super::dev_resource::DevResource;
 use super::launch_config::LaunchConfig;
+use super::logs::LogsCallback;
 use super::Driver;
 use crate::core::error::Result;
 use cudarc::driver::sys::{
@@ -242,6 +243,8 @@ driver_api! {
         cuLibraryGetKernelCount = "cuLibraryGetKernelCount" since 12040 (count: *mut c_uint, library: CUlibrary);
         cuLibraryEnumerateKernels = "cuLibraryEnumerateKernels" since 12040 (kernels: *mut CUkernel, count: c_uint, library: CUlibrary);
         cuKernelGetName = "cuKernelGetName" since 12030 (name: *mut *const c_char, kernel: CUkernel);
+        // Error log management: the driver's own explanation of a failure, attached to its error (logs.rs).
+        cuLogsRegisterCallback = "cuLogsRegisterCallback" since 12090 (callback: LogsCallback, user_data: *mut c_void, handle: *mut *mut c_void);
         // Test probes: the module loading mode in force and the device pool's stream-ordered allocation.
         cuModuleGetLoadingMode = "cuModuleGetLoadingMode" since 11070 (mode: *mut c_int);
         cuMemAllocAsync = "cuMemAllocAsync" since 11020 (pointer: *mut CUdeviceptr, bytes: usize, stream: CUstream);

@@ -4,6 +4,7 @@ mod api;
 pub mod dev_resource;
 pub mod launch;
 pub mod launch_config;
+pub mod logs;
 pub mod stream_context;
 
 pub use api::Optional;
@@ -68,9 +69,9 @@ pub fn initialised() -> Result<&'static Driver> {
     INITIALISED
         .get_or_init(|| {
             // SAFETY: cuInit takes a flags word (must be 0) and may be called from any thread.
-            unsafe { driver.cuInit(0) }.map_err(|e| match e {
+            unsafe { driver.cuInit(0) }.map(|()| driver.attach_logs_to_errors()).map_err(|e| match e {
                 Error::Cuda(f) => f,
-                other => CudaFailure { code: CUDA_ERROR_NOT_INITIALIZED, operation: "cuInit".into(), message: other.to_string() },
+                other => CudaFailure::new(CUDA_ERROR_NOT_INITIALIZED, "cuInit", other.to_string()),
             })
         })
         .as_ref()
@@ -85,7 +86,7 @@ fn load() -> std::result::Result<Driver, CudaFailure> {
             let folders = folders();
             load_from(&library_search::candidates(DRIVER_NAMES, &folders), Some(&library_search::searched_places(&folders)))
         }
-        Err(message) => Err(CudaFailure { code: CUDA_ERROR_INVALID_VALUE, operation: OPERATION.into(), message }),
+        Err(message) => Err(CudaFailure::new(CUDA_ERROR_INVALID_VALUE, OPERATION, message)),
     }
 }
 
@@ -108,7 +109,7 @@ fn load_from(candidates: &[String], searched: Option<&str>) -> std::result::Resu
             advice: &advice,
         };
         let (code, message) = library_search::failure(&wording, tried, candidates, searched);
-        CudaFailure { code, operation: OPERATION.into(), message }
+        CudaFailure::new(code, OPERATION, message)
     })
 }
 
@@ -166,7 +167,31 @@ impl Driver {
         if rc == 0 {
             Ok(())
         } else {
-            Err(Error::cuda(rc, operation, self.describe(rc)))
+            Err(self.failure(rc, operation))
+        }
+    }
+
+    /// The error of a failed call: the code's name and description, and the driver's log lines of
+    /// this thread about it.
+    #[cold]
+    fn failure(&self, rc: CuResult, operation: &str) -> Error {
+        let mut failure = CudaFailure::new(rc, operation, self.describe(rc));
+        failure.driver_log = logs::take_for_this_thread();
+        Error::Cuda(failure)
+    }
+
+    /// Registers `logs::on_driver_log` with a driver that has the logs API (12.9+), once, so that a
+    /// failed call's error carries what the driver logged about it. Without the API, or if the
+    /// registration fails, errors carry the code's description alone.
+    fn attach_logs_to_errors(&self) {
+        if !self.supports(Optional::cuLogsRegisterCallback) {
+            return;
+        }
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: the callback has the CUlogsCallback signature and never unwinds; it takes no user
+        // data; the handle is a valid out-pointer (the registration lasts for the process).
+        if let Err(e) = unsafe { self.cuLogsRegisterCallback(logs::on_driver_log, std::ptr::null_mut(), &mut handle) } {
+            log::debug!("errors will not carry the driver's log: {e}");
         }
     }
 

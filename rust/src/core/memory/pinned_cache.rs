@@ -153,17 +153,15 @@ fn allocate(ctx: &Context, bytes: usize) -> Result<PinnedBlock> {
     // Device-mapped: reduction results are written straight into it (see `host_result`).
     // SAFETY: the out-pointer is a valid local; the context is active (callers' contract).
     let allocated = unsafe { ctx.driver().cuMemHostAlloc(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) };
-    if allocated.as_ref().err().and_then(Error::cuda_code) == Some(CUDA_ERROR_OUT_OF_MEMORY) {
-        return Err(Error::cuda(
-            CUDA_ERROR_OUT_OF_MEMORY,
-            "cuMemHostAlloc",
-            format!(
+    match allocated {
+        Err(e) if e.cuda_code() == Some(CUDA_ERROR_OUT_OF_MEMORY) => {
+            return Err(e.reworded(format!(
                 "CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of host memory ({:.2} GiB)",
                 bytes as f64 / (1u64 << 30) as f64
-            ),
-        ));
+            )));
+        }
+        other => ctx.noted(other)?,
     }
-    ctx.noted(allocated)?;
     Ok(PinnedBlock { ptr: host as usize, bytes })
 }
 

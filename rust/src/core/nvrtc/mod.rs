@@ -73,7 +73,7 @@ pub fn loaded() -> Result<&'static Nvrtc> {
                 let folders = folders();
                 load_from(&default_candidates(&folders), Some(&library_search::searched_places(&folders)))
             }
-            Err(message) => Err(CudaFailure { code: CUDA_ERROR_INVALID_VALUE, operation: OPERATION.to_string(), message }),
+            Err(message) => Err(CudaFailure::new(CUDA_ERROR_INVALID_VALUE, OPERATION, message)),
         })
         .as_ref()
         .map_err(|f| Error::Cuda(f.clone()))
@@ -131,7 +131,7 @@ fn load_from(candidates: &[String], searched: Option<&str>) -> std::result::Resu
         let wording =
             library_search::Wording { library: "libnvrtc", not_found: "NVRTC (libnvrtc) was not found", names: NAMES, advice: &advice };
         let (code, message) = library_search::failure(&wording, tried, candidates, searched);
-        CudaFailure { code, operation: OPERATION.to_string(), message }
+        CudaFailure::new(code, OPERATION, message)
     })
 }
 

@@ -18,7 +18,7 @@
 
 use crate::core::context::{self, Context};
 use crate::core::driver::Driver;
-use crate::core::error::{Error, Result, CUDA_ERROR_OUT_OF_MEMORY};
+use crate::core::error::{Result, CUDA_ERROR_OUT_OF_MEMORY};
 use cudarc::driver::sys::{CUevent, CUevent_flags, CU_MEMHOSTALLOC_PORTABLE};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -83,11 +83,9 @@ impl Slot {
         // SAFETY: the out-pointer is a valid local; the context is active (caller's activation).
         match unsafe { driver.cuMemHostAlloc(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE) } {
             Err(e) if e.cuda_code() == Some(CUDA_ERROR_OUT_OF_MEMORY) => {
-                return Err(Error::cuda(
-                    CUDA_ERROR_OUT_OF_MEMORY,
-                    "cuMemHostAlloc",
-                    format!("CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of staging memory for a Java array copy"),
-                ));
+                return Err(e.reworded(format!(
+                    "CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of staging memory for a Java array copy"
+                )));
             }
             other => ctx.noted(other)?,
         }

@@ -4,7 +4,9 @@ package dev.cuhandle;
  * A CUDA driver call failed, or the driver could not be used at all (rules H11, H12).
  *
  * <p>Carries the numeric {@code CUresult}, its {@link CudaError} constant (null for a code newer
- * than this library), the operation that failed and a message with the driver's description.
+ * than this library), the operation that failed, a message with the driver's description and, where the
+ * driver keeps an error log (CUDA 12.9 and newer), what it logged about this failure ({@link #driverLog()}),
+ * which often names the parameter at fault.
  *
  * <pre>{@code
  * try (DeviceBuffer scratch = h.allocate(bytes)) {
@@ -38,6 +40,12 @@ public class CudaException extends RuntimeException {
      * @serial
      */
     private final String detail;
+    /**
+     * What the driver logged about the failure on the failing thread; empty when it logged nothing.
+     *
+     * @serial
+     */
+    private final String driverLog;
 
     /**
      * A failure of {@code operation} with {@code CUresult} {@code code}. Thrown by the native layer for
@@ -49,15 +57,26 @@ public class CudaException extends RuntimeException {
      * @param message the driver's name and description of the error, and what was asked for
      */
     public CudaException(int code, String operation, String message) {
-        super(operation + " failed: " + message);
+        this(code, operation, message, "");
+    }
+
+    /**
+     * As {@link #CudaException(int, String, String)}, with what the driver logged about the failure appended to
+     * the message ({@code "; the driver's log: " + driverLog}) when there is any. Thrown by the native layer.
+     */
+    CudaException(int code, String operation, String message, String driverLog) {
+        super(operation + " failed: " + message + (driverLog.isEmpty() ? "" : "; the driver's log: " + driverLog));
         this.code = code;
         this.operation = operation;
         this.detail = message;
+        this.driverLog = driverLog;
     }
 
-    /** A new exception with the same code, operation and message, caused by this one. */
+    /** A new exception with the same code, operation, message and driver log, caused by this one. */
     CudaException rethrown() {
-        return new CudaException(code, operation, detail, this);
+        CudaException again = new CudaException(code, operation, detail, driverLog);
+        again.initCause(this);
+        return again;
     }
 
     CudaException(int code, String operation, String message, Throwable cause) {
@@ -81,6 +100,24 @@ public class CudaException extends RuntimeException {
      */
     public CudaError error() {
         return CudaError.fromCode(code);
+    }
+
+    /**
+     * What the driver logged about this failure on the thread that made the failing call: drivers for CUDA 12.9
+     * and newer explain many failures in an error log, often naming the argument at fault, where the code's
+     * description is generic. The lines are also part of {@link #getMessage()}.
+     *
+     * <pre>{@code
+     * } catch (CudaException e) {
+     *     log.error("{} failed: {} ({})", e.operation(), e.error(), e.driverLog().isEmpty() ? "no driver log" : e.driverLog());
+     * }
+     * }</pre>
+     *
+     * @return the driver's log lines about the failure, joined by {@code "; "}; empty when the driver logged none
+     *     or keeps no error log (before CUDA 12.9)
+     */
+    public String driverLog() {
+        return driverLog == null ? "" : driverLog; // null: deserialized from a version without the field
     }
 
     /**

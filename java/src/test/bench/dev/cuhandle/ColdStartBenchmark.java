@@ -80,7 +80,7 @@ public final class ColdStartBenchmark {
         int count = Cuda.deviceCount();
         row("cuinit", msSince(t0));
         if (count == 0 || version == 0) {
-            throw new CudaException(CudaError.NO_DEVICE.code(), "cold start", "the driver (version " + version + ") reports no device", null);
+            throw new CudaException(CudaError.NO_DEVICE.code(), "cold start", "the driver (version " + version + ") reports no device");
         }
         t0 = System.nanoTime();
         try (Handle h = Handle.create(0)) {

@@ -50,5 +50,19 @@ class CudaErrorTest {
         assertEquals("cuInit", e.operation());
         assertEquals("cuInit failed: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected", e.getMessage());
         assertNull(new CudaException(4242, "x", "y").error());
+        assertEquals("", e.driverLog(), "no driver log given");
+    }
+
+    @Test
+    void theDriversLogIsInTheMessageAndSurvivesARethrow() {
+        CudaException e = new CudaException(1, "cuLaunchKernel", "CUDA_ERROR_INVALID_VALUE (1): invalid argument",
+                "cuLaunchKernel: the block dimension 2048 exceeds 1024");
+        assertEquals("cuLaunchKernel: the block dimension 2048 exceeds 1024", e.driverLog());
+        assertEquals("cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (1): invalid argument; the driver's log: "
+                + "cuLaunchKernel: the block dimension 2048 exceeds 1024", e.getMessage());
+        CudaException again = e.rethrown();
+        assertEquals(e.getMessage(), again.getMessage());
+        assertEquals(e.driverLog(), again.driverLog());
+        assertSame(e, again.getCause());
     }
 }
