@@ -28,7 +28,7 @@ public final class KernelLaunch {
     /** The most bytes all by-value structure arguments of one launch take together ({@link #arg(int, ByteBuffer)}). */
     public static final int MAX_STRUCT_BYTES = 4096;
     /** The most blocks of a portable thread-block cluster; more need the kernel's non-portable attribute (see {@link #cluster}). */
-    public static final int MAX_CLUSTER_BLOCKS = 8;
+    public static final int MAX_CLUSTER_BLOCKS = LaunchConfig.PORTABLE_CLUSTER_BLOCKS;
     private static final int SLOT = 8;
     /** Alignment of each structure argument: enough for any CUDA scalar or vector type. */
     private static final int STRUCT_ALIGNMENT = 16;
@@ -58,17 +58,8 @@ public final class KernelLaunch {
     private int argCount;
     /** Entries of the memory list written by the last {@link #enterBuffers}. */
     private int memoryCount;
-    private int gx = 1;
-    private int gy = 1;
-    private int gz = 1;
-    private int bx = 1;
-    private int by = 1;
-    private int bz = 1;
-    private int sharedBytes;
-    private boolean cooperative;
-    private int cx;
-    private int cy;
-    private int cz;
+    /** Grid, block, shared memory, cooperative and cluster: stored here, checked at launch. */
+    private final LaunchConfig config = new LaunchConfig();
 
     KernelLaunch(Kernel kernel) {
         this.kernel = kernel;
@@ -100,9 +91,9 @@ public final class KernelLaunch {
      * @return this launch
      */
     public KernelLaunch grid(int x, int y, int z) {
-        gx = x;
-        gy = y;
-        gz = z;
+        config.gridX = x;
+        config.gridY = y;
+        config.gridZ = z;
         return this;
     }
 
@@ -125,9 +116,9 @@ public final class KernelLaunch {
      * @return this launch
      */
     public KernelLaunch block(int x, int y, int z) {
-        bx = x;
-        by = y;
-        bz = z;
+        config.blockX = x;
+        config.blockY = y;
+        config.blockZ = z;
         return this;
     }
 
@@ -152,7 +143,7 @@ public final class KernelLaunch {
      * @return this launch
      */
     public KernelLaunch sharedBytes(int bytes) {
-        sharedBytes = bytes;
+        config.sharedBytes = bytes;
         return this;
     }
 
@@ -166,7 +157,7 @@ public final class KernelLaunch {
      * @return this launch
      */
     public KernelLaunch cooperative(boolean enabled) {
-        cooperative = enabled;
+        config.cooperative = enabled;
         return this;
     }
 
@@ -186,14 +177,7 @@ public final class KernelLaunch {
      * @throws IllegalArgumentException unless all are 0, or all at least 1
      */
     public KernelLaunch cluster(int x, int y, int z) {
-        boolean none = x == 0 && y == 0 && z == 0;
-        if (!none && (x < 1 || y < 1 || z < 1)) {
-            throw new IllegalArgumentException("cluster (" + x + ", " + y + ", " + z + ") is not a cluster size: expected each >= 1 (up to "
-                    + MAX_CLUSTER_BLOCKS + " blocks in all are portable; more where the kernel allows non-portable sizes), or (0, 0, 0) for no clusters");
-        }
-        cx = x;
-        cy = y;
-        cz = z;
+        config.cluster(x, y, z);
         return this;
     }
 
@@ -489,13 +473,16 @@ public final class KernelLaunch {
                 Capture.noteUse(handle, library);
                 int entered = enterBuffers(handle);
                 try {
-                    check(handle, h, lib);
+                    checkArguments(kernel.state().paramSizes(h, lib));
+                    Device device = handle.device();
+                    config.check(kernel, device);
                     long function = kernel.state().function(handle, h);
-                    if (cx != 0) {
-                        checkCluster(handle.device(), h, function);
+                    if (config.hasClusters()) {
+                        config.checkCluster(kernel, device, h, function);
                     }
-                    NativeApi.launch(h, function, gx, gy, gz, bx, by, bz, sharedBytes, slotsAddress + POINTERS, argCount, cooperative, cx, cy, cz,
-                            slotsAddress + MEMORY, memoryCount, lib);
+                    NativeApi.launch(h, function, config.gridX, config.gridY, config.gridZ, config.blockX, config.blockY, config.blockZ,
+                            config.sharedBytes, slotsAddress + POINTERS, argCount, config.cooperative, config.clusterX, config.clusterY,
+                            config.clusterZ, slotsAddress + MEMORY, memoryCount, lib);
                 } finally {
                     exitBuffers(entered);
                 }
@@ -535,74 +522,28 @@ public final class KernelLaunch {
         }
     }
 
-    private void check(Handle handle, long handlePointer, long libraryPointer) {
-        KernelState state = kernel.state();
-        int[] expected = state.paramSizes(handlePointer, libraryPointer);
-        if (expected != null) {
-            if (expected.length != argCount) {
-                throw new IllegalArgumentException("kernel '" + kernel.name() + "' takes " + expected.length + " parameters; " + argCount + " arguments given: "
-                        + (argCount < expected.length ? "parameter " + argCount + " (" + expected[argCount] + " bytes) has no argument"
-                                : "argument " + expected.length + " has no parameter"));
+    /**
+     * Checks the argument count and each argument's size against the kernel's parameters, {@code expected} (their
+     * sizes in bytes), where they are known (see {@link Kernel}); {@code null} where they are not.
+     */
+    private void checkArguments(int[] expected) {
+        if (expected == null) {
+            return;
+        }
+        if (expected.length != argCount) {
+            throw new IllegalArgumentException("kernel '" + kernel.name() + "' takes " + expected.length + " parameters; " + argCount + " arguments given: "
+                    + (argCount < expected.length ? "parameter " + argCount + " (" + expected[argCount] + " bytes) has no argument"
+                            : "argument " + expected.length + " has no parameter"));
+        }
+        for (int i = 0; i < argCount; i++) {
+            if (expected[i] != sizes[i]) {
+                throw new IllegalArgumentException(wrongSize(i, expected[i]));
             }
-            for (int i = 0; i < argCount; i++) {
-                if (expected[i] != sizes[i]) {
-                    throw new IllegalArgumentException(wrongSize(i, expected[i]));
-                }
-            }
-        }
-        Device d = handle.device();
-        if (gx < 1 || gy < 1 || gz < 1 || gx > d.maxGridDim(0) || gy > d.maxGridDim(1) || gz > d.maxGridDim(2)) {
-            throw new IllegalArgumentException("grid (" + gx + ", " + gy + ", " + gz + ") for kernel '" + kernel.name() + "' is outside the device's limits: each >= 1 and <= ("
-                    + d.maxGridDim(0) + ", " + d.maxGridDim(1) + ", " + d.maxGridDim(2) + ")");
-        }
-        if (bx < 1 || by < 1 || bz < 1 || bx > d.maxBlockDim(0) || by > d.maxBlockDim(1) || bz > d.maxBlockDim(2)
-                || (long) bx * by * bz > d.maxThreadsPerBlock()) {
-            throw new IllegalArgumentException("block (" + bx + ", " + by + ", " + bz + ") for kernel '" + kernel.name() + "' is outside the device's limits: each >= 1, <= ("
-                    + d.maxBlockDim(0) + ", " + d.maxBlockDim(1) + ", " + d.maxBlockDim(2) + "), at most " + d.maxThreadsPerBlock() + " threads in all");
-        }
-        if (sharedBytes < 0 || sharedBytes > d.maxSharedMemoryPerBlockOptin()) {
-            throw new IllegalArgumentException("dynamic shared memory of " + sharedBytes + " bytes for kernel '" + kernel.name()
-                    + "' is outside [0, " + d.maxSharedMemoryPerBlockOptin() + "] (device " + d.ordinal() + " allows "
-                    + d.maxSharedMemoryPerBlock() + " bytes per block, " + d.maxSharedMemoryPerBlockOptin() + " with opt-in)");
-        }
-        if (sharedBytes != 0) {
-            state.ensureDynamicShared(d, sharedBytes);
-        }
-        if (cooperative && !d.supportsCooperativeLaunch()) {
-            throw new UnsupportedOperationException("cooperative launch of kernel '" + kernel.name() + "' refused: device " + d.ordinal() + " (" + d.name()
-                    + ") cannot launch cooperatively (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)");
         }
     }
 
     /** Why argument {@code index} does not fit its parameter of {@code expected} bytes ({@link ArgumentKinds#wrongSize}). */
     String wrongSize(int index, int expected) {
         return ArgumentKinds.wrongSize(kernel.name(), index, expected, sizes[index], kinds[index]);
-    }
-
-    /** Cluster launches: compute capability 9.0, a grid of whole clusters, and no more blocks than the kernel may have. */
-    private void checkCluster(Device d, long handlePointer, long function) {
-        if (d.computeCapabilityMajor() < 9) {
-            throw new UnsupportedOperationException("cluster launch of kernel '" + kernel.name() + "' refused: device " + d.ordinal() + " (" + d.name()
-                    + ") has compute capability " + d.computeCapability() + "; thread-block clusters need 9.0 or newer");
-        }
-        if (gx % cx != 0 || gy % cy != 0 || gz % cz != 0) {
-            throw new IllegalArgumentException("grid (" + gx + ", " + gy + ", " + gz + ") for kernel '" + kernel.name() + "' is not a multiple of the cluster ("
-                    + cx + ", " + cy + ", " + cz + ") in every dimension");
-        }
-        long blocks = (long) cx * cy * cz;
-        if (blocks <= MAX_CLUSTER_BLOCKS) {
-            return; // portable: every device with clusters runs it (resources permitting, which the driver judges)
-        }
-        KernelState state = kernel.state();
-        int most = state.maxClusterBlocks(d, handlePointer, function, gx, gy, gz, bx, by, bz, sharedBytes);
-        if (most >= 0 && blocks > most) {
-            boolean allowed = state.attribute(KernelAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED.value(), d.ordinal()) != 0;
-            throw new IllegalArgumentException("cluster (" + cx + ", " + cy + ", " + cz + ") of " + blocks + " blocks for kernel '" + kernel.name()
-                    + "' is larger than the " + most + " blocks device " + d.ordinal() + " allows it with block (" + bx + ", " + by + ", " + bz + ") and "
-                    + sharedBytes + " bytes of dynamic shared memory (cuOccupancyMaxPotentialClusterSize); "
-                    + (allowed ? "the kernel allows non-portable cluster sizes, so that is the device's limit"
-                            : "clusters above " + MAX_CLUSTER_BLOCKS + " blocks (the portable limit) need the kernel's "
-                                    + "KernelAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED set to 1 on the device first"));
-        }
     }
 }
