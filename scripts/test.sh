@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing (scripts/setup.sh --gradle), checks the documentation, the
-# version, the third-party notices and the Rust crate's layering, formatting and lints, then one Maven build that compiles the Rust crate and kernels,
+# version, the third-party notices, the Java library's layering and the Rust crate's layering, formatting and lints, then one Maven build that compiles the Rust crate and kernels,
 # runs the Rust unit tests (cargo test), the Java tests (on the machine's driver, on the CPU stand-in
 # driver, and on Java 25 where installed) and the Kotlin and Java consumer examples, and installs
 # dev.cuhandle:cuhandle and cuhandle-junit into the local Maven repository; then the Gradle consumer
@@ -13,7 +13,8 @@ case "${1:-}" in
 Usage: scripts/test.sh [Maven option...]
 
 Runs every test of cuhandle (what CI runs, through .ci/run): the checks of the docs, the version and
-THIRD-PARTY-NOTICES; the Rust crate's layering (scripts/check_layers.py), cargo fmt --check and
+THIRD-PARTY-NOTICES; the Rust crate's and the Java library's layering (scripts/check_layers.py,
+scripts/check_java_layers.py), cargo fmt --check and
 cargo clippy -D warnings; cargo test; the Java suite on the machine's driver and on the CPU stand-in
 driver (and on Java 25 where installed); cuhandle-junit; the Java, Kotlin and Gradle consumers; and
 README.md's Quick start built with Maven and Gradle; docs/guide/starter's tests with Maven and
@@ -64,6 +65,9 @@ python3 scripts/check_layers.py
 cargo fmt --check
 cargo clippy -q --features test-api --all-targets -- -D warnings
 echo "cuhandle test: cargo fmt --check and cargo clippy -D warnings passed"
+# The Java library's layering likewise (its tests ran above with the Rust check's): the lifecycle bases and
+# the native seam name no class of a floor above them.
+python3 scripts/check_java_layers.py
 # install, not only verify: mavenLocal() is where the Gradle consumer finds the artifacts.
 mvn -B -ntp -Dstyle.color=never install "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
 

@@ -22,11 +22,15 @@ import java.util.stream.Stream;
  * {@code //#for type in float double ...} and {@code //#end} are written once per type named, in
  * that order, with these placeholders replaced:
  * <ul>
- * <li>{@code $type$}: the type ({@code float}); {@code $Type$}: capitalised ({@code Float});</li>
+ * <li>{@code $type$}: the type ({@code float}); {@code $Type$}: capitalised ({@code Float});
+ * {@code $TYPE$}: in capitals ({@code FLOAT}), as constants named after the type are;</li>
  * <li>{@code $bytes$}: its size in bytes ({@code 4}); {@code $size$}: the size in words
  * ({@code 4 bytes}, {@code 1 byte});</li>
  * <li>{@code $view$}: a ByteBuffer {@code view} seen as a buffer of the type
- * ({@code view.asFloatBuffer()}; {@code view} itself for {@code byte});</li>
+ * ({@code view.asFloatBuffer()}; {@code view} itself for {@code byte}); {@code $put$}: the ByteBuffer
+ * method that writes one value of the type at an index ({@code putFloat}; {@code put} for {@code byte});</li>
+ * <li>{@code $ctype$}: the C type that a kernel parameter of the type has ({@code float}; {@code long long}
+ * for {@code long}, {@code char} for {@code byte}, {@code unsigned short} for {@code char});</li>
  * <li>{@code $blas$}: BLAS's prefix of the type, {@code s} for {@code float} and {@code d} for
  * {@code double} ({@code saxpy}); {@code $BLAS$}: capitalised ({@code cublasSaxpy}); for another
  * type either is an error.</li>
@@ -45,6 +49,9 @@ public final class ExpandTemplates {
     private static final Pattern PLACEHOLDER = Pattern.compile("\\$(\\w+)\\$");
     private static final Map<String, Integer> SIZES = Map.of(
             "byte", 1, "short", 2, "char", 2, "int", 4, "long", 8, "float", 4, "double", 8);
+    /** The C type of a kernel parameter that takes each Java type's value, of its size wherever CUDA runs ({@code long long}: C's long is 4 bytes on Windows). */
+    private static final Map<String, String> C_TYPES = Map.of(
+            "byte", "char", "short", "short", "char", "unsigned short", "int", "int", "long", "long long", "float", "float", "double", "double");
 
     private ExpandTemplates() {}
 
@@ -124,9 +131,12 @@ public final class ExpandTemplates {
             switch (m.group(1)) {
                 case "type": value = type; break;
                 case "Type": value = capitalised; break;
+                case "TYPE": value = type.toUpperCase(java.util.Locale.ROOT); break;
                 case "bytes": value = Integer.toString(bytes); break;
                 case "size": value = bytes == 1 ? "1 byte" : bytes + " bytes"; break;
                 case "view": value = type.equals("byte") ? "view" : "view.as" + capitalised + "Buffer()"; break;
+                case "put": value = type.equals("byte") ? "put" : "put" + capitalised; break;
+                case "ctype": value = C_TYPES.get(type); break;
                 case "blas": value = blasPrefix(type, name, line); break;
                 case "BLAS": value = blasPrefix(type, name, line).toUpperCase(java.util.Locale.ROOT); break;
                 default: throw new IllegalArgumentException(name + ": unknown placeholder " + m.group() + " in: " + line.trim());

@@ -77,6 +77,18 @@ final class Capture {
         }
     }
 
+    /**
+     * Enters {@code resource} (an event, a host buffer) for a call made with {@code handle}, and notes it if
+     * this thread's call is recorded ({@link #noteUse}), so that the graph keeps it (L7). A {@link DeviceBuffer}
+     * enters through its own {@link DeviceBuffer#enterFor}, which also checks the context and notes the buffer
+     * a view was sliced from.
+     */
+    static long enterFor(Handle handle, NativeResource resource) {
+        long pointer = resource.enter();
+        noteUse(handle, resource);
+        return pointer;
+    }
+
     /** Runs {@code work} on {@code handle} under capture and returns the instantiated graph. */
     static Graph record(Handle handle, Runnable work) {
         Objects.requireNonNull(work, "work");

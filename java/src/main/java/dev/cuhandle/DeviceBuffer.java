@@ -196,9 +196,8 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
 
     /**
      * Enters a call with {@code handle}: checks the context (K3) and that the buffer is open; a capture on
-     * the handle notes the buffer a view was sliced from, which owns the memory.
+     * the handle notes the buffer a view was sliced from, which owns the memory (rule L7).
      */
-    @Override
     long enterFor(Handle handle) {
         if (handle.contextId() != contextId) {
             throw new IllegalArgumentException("this DeviceBuffer belongs to context id " + contextId + " (device " + owner.device().ordinal()
@@ -247,7 +246,8 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
     @Override
     public void close() {
         if (parent == null) {
-            closeOutsideCapture("DeviceBuffer.close");
+            Capture.refuseOnThisThread("DeviceBuffer.close");
+            closeNative();
         }
     }
 

@@ -37,7 +37,7 @@ public final class Event extends NativeResource implements AutoCloseable {
         if (handle.contextId() != contextId) {
             throw new IllegalArgumentException("the event belongs to context id " + contextId + ", the handle to " + handle.contextId());
         }
-        long e = enterFor(handle);
+        long e = Capture.enterFor(handle, this);
         try {
             long h = handle.enter();
             try {
@@ -125,6 +125,7 @@ public final class Event extends NativeResource implements AutoCloseable {
      */
     @Override
     public void close() {
-        closeOutsideCapture("Event.close");
+        Capture.refuseOnThisThread("Event.close");
+        closeNative();
     }
 }

@@ -165,7 +165,8 @@ public final class Graph extends NativeResource implements AutoCloseable {
      */
     @Override
     public void close() {
-        closeOutsideCapture("Graph.close");
+        Capture.refuseOnThisThread("Graph.close");
+        closeNative();
     }
 
     @Override

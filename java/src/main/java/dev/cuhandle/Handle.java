@@ -461,7 +461,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
         Objects.requireNonNull(event, "event");
         long h = enter();
         try {
-            long e = event.enterFor(this);
+            long e = Capture.enterFor(this, event);
             try {
                 NativeApi.handleWaitEvent(h, e);
             } finally {
@@ -484,7 +484,8 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     @Override
     public void close() {
         awaitQueuedWorkBeforeClose();
-        closeOutsideCapture("Handle.close");
+        Capture.refuseOnThisThread("Handle.close");
+        closeNative();
         Completions.settleAll(this); // its stream was synchronised: complete its futures now
     }
 

@@ -201,7 +201,8 @@ public final class HostBuffer extends HostBufferTypedAccess implements AutoClose
      */
     @Override
     public void close() {
-        closeOutsideCapture("HostBuffer.close");
+        Capture.refuseOnThisThread("HostBuffer.close");
+        closeNative();
     }
 
     @Override

@@ -94,7 +94,8 @@ public final class HostRegistration extends NativeResource implements AutoClosea
      */
     @Override
     public void close() {
-        closeOutsideCapture("HostRegistration.close");
+        Capture.refuseOnThisThread("HostRegistration.close");
+        closeNative();
     }
 
     @Override

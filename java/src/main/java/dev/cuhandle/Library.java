@@ -461,7 +461,8 @@ public final class Library extends NativeResource implements AutoCloseable {
      */
     @Override
     public void close() {
-        closeOutsideCapture("Library.close");
+        Capture.refuseOnThisThread("Library.close");
+        closeNative();
     }
 
     @Override

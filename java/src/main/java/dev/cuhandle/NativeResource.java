@@ -47,22 +47,12 @@ abstract class NativeResource {
 
     /**
      * Enters a native call and returns the pointer; pair with {@link #exit()} in a finally block.
-     * {@link Handle} adds its capture and stream-switch guards.
+     * A subclass may add guards of its own (a handle adds its capture and stream-switch guards).
      *
      * @throws IllegalStateException if the object is closed
      */
     long enter() {
         return state.enter();
-    }
-
-    /**
-     * Enters a call made with {@code handle}: a graph capture running on the handle notes this
-     * object, which the graph then keeps (rule L7). {@link DeviceBuffer} also checks the context.
-     */
-    long enterFor(Handle handle) {
-        long pointer = state.enter();
-        Capture.noteUse(handle, this);
-        return pointer;
     }
 
     /** Runs a native operation on the entered pointer, within {@link #enter()} and {@link #exit()} (a static method reference allocates nothing). */
@@ -88,20 +78,14 @@ abstract class NativeResource {
 
     /**
      * Closes: waits for the calls in flight, releases once, and returns when the release is done,
-     * also when another thread closes at the same time. Idempotent.
+     * also when another thread closes at the same time. Idempotent. When a close may run at all is
+     * decided above this class: every public close first refuses to run on a thread that captures a
+     * graph (rule C1 of docs/design.md; the release waits for the GPU or frees memory), a rule of the
+     * capture, which the lifecycle base knows nothing of.
      */
-    private void closeNative() {
+    final void closeNative() {
         state.close();
         Reference.reachabilityFence(this);
-    }
-
-    /**
-     * {@link #closeNative()}, refused with an {@link IllegalStateException} naming {@code operation}
-     * on a thread that captures a graph (rule C1): the release waits for the GPU or frees memory.
-     */
-    final void closeOutsideCapture(String operation) {
-        Capture.refuseOnThisThread(operation);
-        closeNative();
     }
 
     /**

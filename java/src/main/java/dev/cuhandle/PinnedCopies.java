@@ -68,7 +68,7 @@ final class PinnedCopies {
 
     /** {@link #copyAsync} inside a capture on this thread (the caller entered the handle as {@code h}). */
     private static CompletableFuture<Void> recordCopy(Handle handle, long h, HostBuffer host, long hostOffset, DeviceBuffer device, long bytes, boolean upload) {
-        long p = host.enterFor(handle);
+        long p = Capture.enterFor(handle, host);
         try {
             long b = device.enterFor(handle);
             try {
