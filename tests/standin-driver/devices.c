@@ -211,6 +211,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
         {"cuOccupancyMaxPotentialClusterSize", (void *)cuOccupancyMaxPotentialClusterSize, 11080},
         {"cuMemAllocAsync", (void *)cuMemAllocAsync, 11020},
         {"cuLogsRegisterCallback", (void *)cuLogsRegisterCallback, 12090},
+        {"cuLogsUnregisterCallback", (void *)cuLogsUnregisterCallback, 12090},
         {"cuModuleGetLoadingMode", (void *)cuModuleGetLoadingMode, 11070},
     };
     int version = driver_version();

@@ -10,14 +10,13 @@
 
 typedef void (*CUlogsCallback)(void *data, int logLevel, char *message, size_t length);
 
-typedef struct {
-    CUlogsCallback fn;
-    void *data;
-} LogCallback;
-
 #define MAX_LOG_CALLBACKS 8
 
-static LogCallback g_log_callbacks[MAX_LOG_CALLBACKS];
+/* Slots are filled under G and read without it (log_failure runs after the unlock): the function is
+ * atomic, so an unregister racing a failure's log is a clean before-or-after; the data is written
+ * before the function is published. A slot is never reused, so its address stays a unique handle. */
+static _Atomic(CUlogsCallback) g_log_fns[MAX_LOG_CALLBACKS];
+static void *g_log_data[MAX_LOG_CALLBACKS];
 static _Atomic int g_log_callback_count;
 
 EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, void **callback_out) {
@@ -25,9 +24,10 @@ EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userDa
     LOCK();
     int n = atomic_load(&g_log_callback_count);
     if (n == MAX_LOG_CALLBACKS) RETURN(OUT_OF_MEMORY);
-    g_log_callbacks[n] = (LogCallback){callbackFunc, userData};
+    g_log_data[n] = userData;
+    atomic_store(&g_log_fns[n], callbackFunc);
     atomic_store(&g_log_callback_count, n + 1);
-    if (callback_out) *callback_out = &g_log_callbacks[n];
+    if (callback_out) *callback_out = (void *)&g_log_fns[n];
     RETURN(SUCCESS);
 }
 
@@ -35,8 +35,8 @@ EXPORT CUresult cuLogsUnregisterCallback(void *callback) {
     LOCK();
     int n = atomic_load(&g_log_callback_count);
     for (int i = 0; i < n; i++)
-        if (callback == &g_log_callbacks[i]) {
-            g_log_callbacks[i].fn = NULL; /* the slot is not reused: the handle stays unique */
+        if (callback == (void *)&g_log_fns[i]) {
+            if (!atomic_exchange(&g_log_fns[i], NULL)) RETURN(INVALID_VALUE); /* unregistered before */
             RETURN(SUCCESS);
         }
     RETURN(INVALID_VALUE);
@@ -51,7 +51,7 @@ void log_failure(const char *entry_point, CUresult rc) {
     int len = snprintf(line, sizeof line, "%s: %s (%d), reported by the CPU stand-in driver", entry_point, name ? name : "CUDA_ERROR_UNKNOWN", rc);
     if (len < 0) return;
     for (int i = 0; i < n; i++) {
-        LogCallback cb = g_log_callbacks[i];
-        if (cb.fn) cb.fn(cb.data, 0 /* CU_LOG_LEVEL_ERROR */, line, (size_t)len < sizeof line ? (size_t)len : sizeof line - 1);
+        CUlogsCallback fn = atomic_load(&g_log_fns[i]);
+        if (fn) fn(g_log_data[i], 0 /* CU_LOG_LEVEL_ERROR */, line, (size_t)len < sizeof line ? (size_t)len : sizeof line - 1);
     }
 }

@@ -308,6 +308,7 @@ EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdev
 EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction f, const LaunchConfig *config);
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
 EXPORT CUresult cuModuleGetLoadingMode(int *mode);
+EXPORT CUresult cuLogsUnregisterCallback(void *callback);
 EXPORT CUresult cuLogsRegisterCallback(void (*callbackFunc)(void *, int, char *, size_t), void *userData, void **callback_out);
 
 /* What the stand-in's files share; not exported from the library (only EXPORT entry points are). */

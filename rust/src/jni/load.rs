@@ -1,8 +1,11 @@
 //! What the JVM calls when it loads the library (`System.load`), the only symbol the library
 //! exports: it remembers the VM for the logging bridge, installs the panic hook and registers every
 //! native method of the table (`natives`, `registration`); a table that does not fit the Java
-//! classes fails the load with an `UnsatisfiedLinkError` naming the method.
+//! classes fails the load with an `UnsatisfiedLinkError` naming the method. `JNI_OnUnload` (when the
+//! class loader that loaded cuhandle is collected) takes back what points into the library from
+//! outside it: the driver's error-log callback.
 
+use crate::core::driver;
 use crate::jni::logging;
 use crate::jni::natives::CLASSES;
 use crate::jni::registration;
@@ -31,4 +34,11 @@ pub extern "system" fn JNI_OnLoad(vm: *mut JavaVM, _reserved: *mut c_void) -> ji
     // `System.load` throws the exception pending when JNI_OnLoad returns, and unloads the library.
     throw_new(env, "java/lang/UnsatisfiedLinkError", &failure);
     JNI_ERR
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn JNI_OnUnload(_vm: *mut JavaVM, _reserved: *mut c_void) {
+    // The library is about to be unmapped: the driver must not call into it afterwards. Nothing may
+    // unwind into the JVM.
+    let _ = std::panic::catch_unwind(driver::detach_logs_from_errors);
 }

@@ -2,23 +2,25 @@
 //!
 //! A driver that has the logs API explains many failures in its error log, often naming the
 //! parameter at fault, where `cuGetErrorString` gives only the code's generic text. cuhandle
-//! registers one callback when it loads the driver (`cuLogsRegisterCallback`); the callback keeps
-//! the latest lines with the thread that logged them, and a failed call takes the lines its own
-//! thread logged since that thread's previous failure (`Driver::check`, the error path only: the
-//! success path does not look). Lines of another thread are never attached, so a driver that
-//! logged from a thread of its own would attach nothing rather than something wrong.
+//! registers one callback after `cuInit` (`cuLogsRegisterCallback`; unregistered when the library is
+//! unloaded); the callback keeps the latest error-level lines with the thread that logged them, and a
+//! failed call takes the lines its own thread logged since that thread's previous failure
+//! (`Driver::check`, the error path only: the success path does not look). Lines of another thread
+//! are never attached, so a driver that logged from a thread of its own would attach nothing rather
+//! than something wrong. The log is the process's: a failure of another CUDA library (the runtime,
+//! cuBLAS, JCuda) on the same thread since that thread's last cuhandle failure would be attached too.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// `CUlogsCallback`: `(user data, CUlogLevel, message, length)`.
 pub type LogsCallback = unsafe extern "C" fn(*mut c_void, c_int, *mut c_char, usize);
 
 /// Lines kept for all threads together: a failure's lines are taken at once, so this only bounds
-/// what threads that log without failing (warnings) leave behind.
+/// what other threads leave behind (failures of other CUDA libraries, threads that ended).
 const KEPT_LINES: usize = 64;
 /// The longest line kept, in bytes (the driver's lines are a sentence or two).
 const LONGEST_LINE: usize = 1024;
@@ -28,7 +30,13 @@ struct Line {
     text: String,
 }
 
+/// `CU_LOG_LEVEL_ERROR`: lines of this level explain a failure; warnings (`CU_LOG_LEVEL_WARNING`) may
+/// come from calls that succeeded, so they are not kept.
+const LEVEL_ERROR: c_int = 0;
+
 static LINES: Mutex<VecDeque<Line>> = Mutex::new(VecDeque::new());
+/// The registration's `CUlogsCallbackHandle` (null: none).
+static REGISTRATION: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
@@ -51,8 +59,8 @@ fn this_thread() -> u64 {
 ///
 /// # Safety
 /// Called by the driver with `message` pointing to `length` readable bytes (or null).
-pub unsafe extern "C" fn on_driver_log(_data: *mut c_void, _level: c_int, message: *mut c_char, length: usize) {
-    if message.is_null() || length == 0 {
+pub unsafe extern "C" fn on_driver_log(_data: *mut c_void, level: c_int, message: *mut c_char, length: usize) {
+    if level != LEVEL_ERROR || message.is_null() || length == 0 {
         return;
     }
     // SAFETY: the driver hands `length` readable bytes at `message` for the duration of the call.
@@ -67,6 +75,17 @@ pub unsafe extern "C" fn on_driver_log(_data: *mut c_void, _level: c_int, messag
         lines.pop_front();
     }
     lines.push_back(Line { thread, text });
+}
+
+/// Keeps the registration's handle for `take_registration`.
+pub fn remember_registration(handle: *mut c_void) {
+    REGISTRATION.store(handle, Ordering::Release);
+}
+
+/// The registration's handle, once (None when there is none, or it was taken).
+pub fn take_registration() -> Option<*mut c_void> {
+    let handle = REGISTRATION.swap(std::ptr::null_mut(), Ordering::AcqRel);
+    (!handle.is_null()).then_some(handle)
 }
 
 /// The lines this thread logged since it last took them, oldest first, joined by "; " (empty when
@@ -111,8 +130,11 @@ mod tests {
         for i in 0..(KEPT_LINES * 3) {
             log(&format!("warning {i}"));
         }
-        // SAFETY: a null message is refused before it is read.
-        unsafe { on_driver_log(std::ptr::null_mut(), 1, std::ptr::null_mut(), 5) };
+        // SAFETY: a null message is refused before it is read; a warning is not read at all.
+        unsafe { on_driver_log(std::ptr::null_mut(), 0, std::ptr::null_mut(), 5) };
+        let mut warning = b"a warning of a call that succeeded".to_vec();
+        // SAFETY: `warning` holds `len` readable bytes for the call.
+        unsafe { on_driver_log(std::ptr::null_mut(), 1, warning.as_mut_ptr().cast(), warning.len()) };
         log("");
         let taken = take_for_this_thread();
         assert_eq!(taken.split("; ").count(), KEPT_LINES, "{taken}");

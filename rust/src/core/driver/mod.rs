@@ -53,6 +53,36 @@ static CONFIGURED_PATH: ConfiguredPath = ConfiguredPath::new("cuhandle.driver.pa
 static LOADED: OnceLock<std::result::Result<Driver, CudaFailure>> = OnceLock::new();
 static INITIALISED: OnceLock<std::result::Result<(), CudaFailure>> = OnceLock::new();
 
+impl Optional {
+    /// Whether only the tests' probes call the entry point (the environment report leaves those out).
+    /// The green-context entries are the tests' until SM partitions use them.
+    pub fn only_for_tests(self) -> bool {
+        matches!(
+            self,
+            Optional::cuModuleGetLoadingMode
+                | Optional::cuMemAllocAsync
+                | Optional::cuDeviceGetDevResource
+                | Optional::cuDevSmResourceSplitByCount
+                | Optional::cuDevResourceGenerateDesc
+                | Optional::cuGreenCtxCreate
+                | Optional::cuCtxFromGreenCtx
+                | Optional::cuGreenCtxDestroy
+                | Optional::cuStreamGetGreenCtx
+        )
+    }
+}
+
+/// Unregisters the driver's error-log callback, if it was registered, so that the driver never calls
+/// into this library after it is unloaded (JNI_OnUnload). Loads nothing.
+pub fn detach_logs_from_errors() {
+    let (Some(Ok(driver)), Some(handle)) = (LOADED.get(), logs::take_registration()) else {
+        return;
+    };
+    // SAFETY: the handle came from cuLogsRegisterCallback of this driver and is unregistered once
+    // (`take_registration` hands it out once).
+    let _ = unsafe { driver.cuLogsUnregisterCallback(handle) };
+}
+
 /// Sets the libcuda file to load. Only effective before the first driver use.
 pub fn set_driver_path(path: Option<String>) {
     CONFIGURED_PATH.set(path);
@@ -175,9 +205,9 @@ impl Driver {
     /// this thread about it.
     #[cold]
     fn failure(&self, rc: CuResult, operation: &str) -> Error {
-        let mut failure = CudaFailure::new(rc, operation, self.describe(rc));
-        failure.driver_log = logs::take_for_this_thread();
-        Error::Cuda(failure)
+        // Taken before `describe`, whose own calls must not add to the lines about this failure.
+        let driver_log = logs::take_for_this_thread();
+        Error::Cuda(CudaFailure { driver_log, ..CudaFailure::new(rc, operation, self.describe(rc)) })
     }
 
     /// Registers `logs::on_driver_log` with a driver that has the logs API (12.9+), once, so that a
@@ -189,9 +219,11 @@ impl Driver {
         }
         let mut handle = std::ptr::null_mut();
         // SAFETY: the callback has the CUlogsCallback signature and never unwinds; it takes no user
-        // data; the handle is a valid out-pointer (the registration lasts for the process).
-        if let Err(e) = unsafe { self.cuLogsRegisterCallback(logs::on_driver_log, std::ptr::null_mut(), &mut handle) } {
-            log::debug!("errors will not carry the driver's log: {e}");
+        // data; the handle is a valid out-pointer. The registration lasts until the library is
+        // unloaded (`detach_logs_from_errors`, from JNI_OnUnload).
+        match unsafe { self.cuLogsRegisterCallback(logs::on_driver_log, std::ptr::null_mut(), &mut handle) } {
+            Ok(()) => logs::remember_registration(handle),
+            Err(e) => log::debug!("errors will not carry the driver's log: {e}"),
         }
     }
 

@@ -104,10 +104,7 @@ final class CancellableWaits {
 
     private static RuntimeException failed(Throwable failure) {
         if (failure instanceof CudaException) {
-            CudaException gpu = (CudaException) failure;
-            CudaException here = new CudaException(gpu.code(), "waiting for GPU work", gpu.getMessage());
-            here.initCause(gpu);
-            return here;
+            return ((CudaException) failure).within("waiting for GPU work");
         }
         if (failure instanceof Error) {
             throw (Error) failure;

@@ -79,6 +79,17 @@ public class CudaException extends RuntimeException {
         return again;
     }
 
+    /**
+     * The same failure reported as a failure of {@code outer}, which it was part of: the code and the driver's
+     * log are kept (the log once, at the end of the message), this exception's operation and description become
+     * the new description, and this exception is the cause.
+     */
+    CudaException within(String outer) {
+        CudaException wrapped = new CudaException(code, outer, operation + " failed: " + detail, driverLog());
+        wrapped.initCause(this);
+        return wrapped;
+    }
+
     CudaException(int code, String operation, String message, Throwable cause) {
         this(code, operation, message);
         initCause(cause);

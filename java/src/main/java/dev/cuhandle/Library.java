@@ -447,7 +447,7 @@ public final class Library extends NativeResource implements AutoCloseable {
     }
 
     private CudaException named(CudaException e, String variable) {
-        return new CudaException(e.code(), "looking up variable '" + variable + "' of the library from " + origin, e.getMessage(), e);
+        return e.within("looking up variable '" + variable + "' of the library from " + origin);
     }
 
     /**

@@ -64,5 +64,12 @@ class CudaErrorTest {
         assertEquals(e.getMessage(), again.getMessage());
         assertEquals(e.driverLog(), again.driverLog());
         assertSame(e, again.getCause());
+        CudaException outer = e.within("waiting for GPU work");
+        assertEquals("waiting for GPU work", outer.operation());
+        assertEquals(e.driverLog(), outer.driverLog(), "a wrapper keeps the driver's log");
+        assertEquals("waiting for GPU work failed: cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (1): invalid argument; "
+                + "the driver's log: cuLaunchKernel: the block dimension 2048 exceeds 1024", outer.getMessage(), "the log once, at the end");
+        assertSame(e, outer.getCause());
+        assertEquals(e.code(), outer.code());
     }
 }
