@@ -2,9 +2,7 @@
 //! one operation (rules H1-H4, H8, H11 of docs/design.md).
 
 use crate::core::driver::{self, Driver};
-use crate::core::error::{
-    CudaFailure, Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_DEVICE,
-};
+use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_DEVICE};
 use crate::core::raw_value;
 use crate::core::sticky;
 use cudarc::driver::sys::{CUcontext, CUdevice};
@@ -145,9 +143,9 @@ impl Context {
         // detecting one is best effort; driver 580 answers CUDA_ERROR_CONTEXT_IS_DESTROYED
         // (`ctx_get_id_after_destroy` in docs/runs/2026-11-29-anchors.txt).
         let read = unsafe { self.driver.cuCtxGetId(self.raw, &mut id) };
-        if let Err(Error::Cuda(failure)) = &read {
-            if failure.code != CUDA_ERROR_CONTEXT_IS_DESTROYED && failure.code != CUDA_ERROR_INVALID_CONTEXT {
-                return read;
+        if let Err(e) = read {
+            if !matches!(e.cuda_code(), Some(CUDA_ERROR_CONTEXT_IS_DESTROYED | CUDA_ERROR_INVALID_CONTEXT)) {
+                return Err(e);
             }
             let what = match self.ownership {
                 Ownership::RetainedPrimary => format!(
@@ -156,10 +154,8 @@ impl Context {
                 ),
                 Ownership::Borrowed => format!("the context {:p} (id {}) this object was bound to has been destroyed", self.raw, self.id),
             };
-            let (operation, message) = ("validating the handle's context".to_string(), format!("{}; {what}", failure.message));
-            return Err(Error::Cuda(CudaFailure { operation, message, ..failure.clone() }));
+            return Err(e.in_operation("validating the handle's context").reworded(|m| format!("{m}; {what}")));
         }
-        read?;
         if id != self.id {
             let message = match self.ownership {
                 Ownership::RetainedPrimary => format!(

@@ -88,11 +88,11 @@ impl Error {
         }
     }
 
-    /// The same error with a CUDA failure's message replaced (a more precise wording of the same code,
-    /// operation and driver log); other kinds are unchanged.
-    pub fn reworded(self, message: String) -> Error {
+    /// The same error with a CUDA failure's message reworded by `wording` from the driver's (a more
+    /// precise wording of the same code, operation and driver log); other kinds are unchanged.
+    pub fn reworded(self, wording: impl FnOnce(&str) -> String) -> Error {
         match self {
-            Error::Cuda(failure) => Error::Cuda(CudaFailure { message, ..failure }),
+            Error::Cuda(failure) => Error::Cuda(CudaFailure { message: wording(&failure.message), ..failure }),
             other => other,
         }
     }

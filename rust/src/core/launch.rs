@@ -66,7 +66,7 @@ pub(crate) fn max_cluster_size(
     // SAFETY: `function` is the kernel's function in the handle's context, which is current, and
     // the stream is the handle's.
     let blocks = ctx.noted(unsafe { driver::launch::max_potential_cluster_size(driver, function, shape, handle.stream()?) })?;
-    Ok(blocks.map(|b| b.max(0) as u32))
+    Ok(Some(blocks.max(0) as u32))
 }
 
 /// Launches `function` (from `function` above, or a `CUkernel`, which the driver resolves for the

@@ -2,7 +2,7 @@
 
 use crate::core::driver::{self, Driver, Optional};
 use crate::core::error::{
-    CudaFailure, Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND,
+    Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND,
 };
 use crate::core::image::{self, ImageKind};
 use crate::core::param_layout::{ImageLayouts, Param};
@@ -248,11 +248,7 @@ impl Library {
                 library_options,
             )
         };
-        if let Err(Error::Cuda(failure)) = loaded {
-            let what = format!("a {:?} image of {} bytes", image.kind, bytes.len());
-            let message = format!("{} ({what}){}", failure.message, jit_log_text(&jit_log));
-            return Err(Error::Cuda(CudaFailure { message, ..failure }));
-        }
+        loaded.map_err(|e| e.reworded(|m| format!("{m} (a {:?} image of {} bytes){}", image.kind, bytes.len(), jit_log_text(&jit_log))))?;
         let preserved = options.binary_is_preserved.then_some(image);
         Ok(Library { raw, driver, jit_log, info_log, _preserved: preserved, image_layouts, uses: Arc::new(UseLog::default()) })
     }
@@ -320,11 +316,8 @@ impl Library {
                 "no kernel named '{name}' in this library (kernels must be extern \"C\" or named by their mangled name){known}"
             )));
         }
-        if let Err(Error::Cuda(failure)) = found {
-            // Lazy loading defers JIT compilation (and its errors) to the first lookup.
-            let message = format!("{} (kernel '{name}'){}", failure.message, jit_log_text(&self.jit_log));
-            return Err(Error::Cuda(CudaFailure { message, ..failure }));
-        }
+        // Lazy loading defers JIT compilation (and its errors) to the first lookup.
+        found.map_err(|e| e.reworded(|m| format!("{m} (kernel '{name}'){}", jit_log_text(&self.jit_log))))?;
         Ok(KernelRef(raw))
     }
 

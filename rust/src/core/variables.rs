@@ -4,7 +4,7 @@
 //! (`cuLibraryGetManaged`).
 
 use crate::core::context::Context;
-use crate::core::error::{CudaFailure, Error, Result, CUDA_ERROR_NOT_FOUND};
+use crate::core::error::{Error, Result, CUDA_ERROR_NOT_FOUND};
 use crate::core::library::Library;
 use cudarc::driver::sys::CUdeviceptr;
 use std::ffi::CString;
@@ -39,12 +39,10 @@ pub fn lookup(library: &Library, ctx: &Context, name: &str, kind: Kind) -> Resul
             Kind::Managed => (driver.cuLibraryGetManaged(&mut address, &mut bytes, library.raw(), c_name.as_ptr()), "__managed__"),
         }
     };
-    if let Err(Error::Cuda(failure)) = &found {
-        if failure.code == CUDA_ERROR_NOT_FOUND {
-            let message = format!("{}: this library has no {what} variable named '{name}' (names of C++ variables in a namespace are mangled; use extern \"C\" or the mangled name)", failure.message);
-            return Err(Error::Cuda(CudaFailure { message, ..failure.clone() }));
-        }
-    }
+    let found = found.map_err(|e| match e.cuda_code() {
+        Some(CUDA_ERROR_NOT_FOUND) => e.reworded(|m| format!("{m}: this library has no {what} variable named '{name}' (names of C++ variables in a namespace are mangled; use extern \"C\" or the mangled name)")),
+        _ => e,
+    });
     ctx.noted(found)?;
     Ok(Variable { address, bytes })
 }

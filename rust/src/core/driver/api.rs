@@ -27,7 +27,7 @@ pub type HostFn = unsafe extern "C" fn(*mut c_void);
 macro_rules! driver_api {
     (
         required { $( $name:ident = $sym:literal ( $( $arg:ident : $ty:ty ),* ); )* }
-        optional { $( $oname:ident = $osym:literal since $over:literal ( $( $oarg:ident : $oty:ty ),* ); )* }
+        optional { $( $oname:ident = $osym:literal since $over:literal $( for $only:ident )? ( $( $oarg:ident : $oty:ty ),* ); )* }
     ) => {
         /// Entry points of the CUDA driver. Required ones are the CUDA 12.0 set (present in every
         /// 12.x and 13.x driver); optional ones are looked up with `cuGetProcAddress` and are
@@ -51,6 +51,17 @@ macro_rules! driver_api {
             pub fn since(self) -> i32 {
                 match self {
                     $( Optional::$oname => $over, )*
+                }
+            }
+
+            /// Whether only the tests' probes call the entry point (`for tests` in the table): the
+            /// environment report leaves those out of what a driver lacks.
+            pub fn only_for_tests(self) -> bool {
+                match self {
+                    $( Optional::$oname => {
+                        let marks: &[&str] = &[$( stringify!($only) )?];
+                        !marks.is_empty()
+                    } )*
                 }
             }
         }
@@ -248,18 +259,19 @@ driver_api! {
         cuLogsRegisterCallback = "cuLogsRegisterCallback" since 12090 (callback: LogsCallback, user_data: *mut c_void, handle: *mut *mut c_void);
         cuLogsUnregisterCallback = "cuLogsUnregisterCallback" since 12090 (handle: *mut c_void);
         // Test probes: the module loading mode in force and the device pool's stream-ordered allocation.
-        cuModuleGetLoadingMode = "cuModuleGetLoadingMode" since 11070 (mode: *mut c_int);
-        cuMemAllocAsync = "cuMemAllocAsync" since 11020 (pointer: *mut CUdeviceptr, bytes: usize, stream: CUstream);
-        // Green contexts: a group of the device's SMs as a context of its own.
-        cuDeviceGetDevResource = "cuDeviceGetDevResource" since 12040 (device: CUdevice, resource: *mut DevResource, kind: c_int);
-        cuDevSmResourceSplitByCount = "cuDevSmResourceSplitByCount" since 12040 (
+        cuModuleGetLoadingMode = "cuModuleGetLoadingMode" since 11070 for tests (mode: *mut c_int);
+        cuMemAllocAsync = "cuMemAllocAsync" since 11020 for tests (pointer: *mut CUdeviceptr, bytes: usize, stream: CUstream);
+        // Green contexts: a group of the device's SMs as a context of its own (the tests' until SM
+        // partitions use them).
+        cuDeviceGetDevResource = "cuDeviceGetDevResource" since 12040 for tests (device: CUdevice, resource: *mut DevResource, kind: c_int);
+        cuDevSmResourceSplitByCount = "cuDevSmResourceSplitByCount" since 12040 for tests (
             result: *mut DevResource, groups: *mut c_uint, input: *const DevResource, remaining: *mut DevResource, use_flags: c_uint, min_count: c_uint
         );
-        cuDevResourceGenerateDesc = "cuDevResourceGenerateDesc" since 12040 (desc: *mut *mut c_void, resources: *mut DevResource, count: c_uint);
-        cuGreenCtxCreate = "cuGreenCtxCreate" since 12040 (green: *mut *mut c_void, desc: *mut c_void, device: CUdevice, flags: c_uint);
-        cuCtxFromGreenCtx = "cuCtxFromGreenCtx" since 12040 (context: *mut CUcontext, green: *mut c_void);
-        cuGreenCtxDestroy = "cuGreenCtxDestroy" since 12040 (green: *mut c_void);
-        cuStreamGetGreenCtx = "cuStreamGetGreenCtx" since 12040 (stream: CUstream, green: *mut *mut c_void);
+        cuDevResourceGenerateDesc = "cuDevResourceGenerateDesc" since 12040 for tests (desc: *mut *mut c_void, resources: *mut DevResource, count: c_uint);
+        cuGreenCtxCreate = "cuGreenCtxCreate" since 12040 for tests (green: *mut *mut c_void, desc: *mut c_void, device: CUdevice, flags: c_uint);
+        cuCtxFromGreenCtx = "cuCtxFromGreenCtx" since 12040 for tests (context: *mut CUcontext, green: *mut c_void);
+        cuGreenCtxDestroy = "cuGreenCtxDestroy" since 12040 for tests (green: *mut c_void);
+        cuStreamGetGreenCtx = "cuStreamGetGreenCtx" since 12040 for tests (stream: CUstream, green: *mut *mut c_void);
         cuOccupancyMaxPotentialClusterSize = "cuOccupancyMaxPotentialClusterSize" since 11080 (cluster_size: *mut c_int, function: CUfunction, config: *const LaunchConfig);
     }
 }

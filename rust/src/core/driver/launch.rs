@@ -22,10 +22,9 @@ pub unsafe fn queue(driver: &Driver, function: CUfunction, shape: &LaunchShape, 
         let [gx, gy, gz] = shape.grid;
         let [bx, by, bz] = shape.block;
         // SAFETY: the function's contract.
-        let rc = unsafe {
-            (driver.api.cuLaunchKernel)(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut())
+        return unsafe {
+            driver.cuLaunchKernel(function, gx, gy, gz, bx, by, bz, shape.shared_bytes, stream, params, std::ptr::null_mut())
         };
-        return driver.check(rc, "cuLaunchKernel");
     }
     let (mut attrs, num_attrs) = attributes(shape);
     let config = LaunchConfig {
@@ -38,25 +37,16 @@ pub unsafe fn queue(driver: &Driver, function: CUfunction, shape: &LaunchShape, 
     };
     // SAFETY: the function's contract; `config` and the attributes it points to live on this
     // stack frame for the whole call and have cuda.h's layout (tests of `launch_config`).
-    let rc = unsafe { (driver.api.cuLaunchKernelEx)(&config, function, params, std::ptr::null_mut()) };
-    driver.check(rc, "cuLaunchKernelEx")
+    unsafe { driver.cuLaunchKernelEx(&config, function, params, std::ptr::null_mut()) }
 }
 
 /// `cuOccupancyMaxPotentialClusterSize` for `function` with `shape`'s grid, block and dynamic
-/// shared memory on `stream` (the shape's cluster is ignored): the most blocks a cluster may have,
-/// or `None` where the driver lacks the call.
+/// shared memory on `stream` (the shape's cluster is ignored): the most blocks a cluster may have
+/// (`CUDA_ERROR_NOT_SUPPORTED` where the driver lacks the call: ask `Driver::supports` first).
 ///
 /// # Safety
 /// `function` is a function of the current context and `stream` a live stream of it (or null).
-pub unsafe fn max_potential_cluster_size(
-    driver: &Driver,
-    function: CUfunction,
-    shape: &LaunchShape,
-    stream: CUstream,
-) -> Result<Option<i32>> {
-    let Some(query) = driver.api.cuOccupancyMaxPotentialClusterSize else {
-        return Ok(None);
-    };
+pub unsafe fn max_potential_cluster_size(driver: &Driver, function: CUfunction, shape: &LaunchShape, stream: CUstream) -> Result<i32> {
     let config = LaunchConfig {
         grid: shape.grid,
         block: shape.block,
@@ -68,6 +58,5 @@ pub unsafe fn max_potential_cluster_size(
     let mut blocks = 0;
     // SAFETY: the function's contract; the out-pointer and `config` are valid locals with cuda.h's
     // layout (tests of `launch_config`).
-    let rc = unsafe { query(&mut blocks, function, &config) };
-    driver.check(rc, "cuOccupancyMaxPotentialClusterSize").map(|()| Some(blocks))
+    unsafe { driver.cuOccupancyMaxPotentialClusterSize(&mut blocks, function, &config) }.map(|()| blocks)
 }

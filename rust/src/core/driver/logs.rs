@@ -40,7 +40,9 @@ static REGISTRATION: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
-    /// This thread's number among those that logged or failed (0: none yet).
+    /// This thread's number among those that logged or failed (0: none yet). Not
+    /// `thread::current().id()`: that may panic during a thread's teardown, and the driver's callback
+    /// must never unwind; a const thread-local without a destructor is safe then.
     static THREAD: Cell<u64> = const { Cell::new(0) };
 }
 

@@ -53,25 +53,6 @@ static CONFIGURED_PATH: ConfiguredPath = ConfiguredPath::new("cuhandle.driver.pa
 static LOADED: OnceLock<std::result::Result<Driver, CudaFailure>> = OnceLock::new();
 static INITIALISED: OnceLock<std::result::Result<(), CudaFailure>> = OnceLock::new();
 
-impl Optional {
-    /// Whether only the tests' probes call the entry point (the environment report leaves those out).
-    /// The green-context entries are the tests' until SM partitions use them.
-    pub fn only_for_tests(self) -> bool {
-        matches!(
-            self,
-            Optional::cuModuleGetLoadingMode
-                | Optional::cuMemAllocAsync
-                | Optional::cuDeviceGetDevResource
-                | Optional::cuDevSmResourceSplitByCount
-                | Optional::cuDevResourceGenerateDesc
-                | Optional::cuGreenCtxCreate
-                | Optional::cuCtxFromGreenCtx
-                | Optional::cuGreenCtxDestroy
-                | Optional::cuStreamGetGreenCtx
-        )
-    }
-}
-
 /// Unregisters the driver's error-log callback, if it was registered, so that the driver never calls
 /// into this library after it is unloaded (JNI_OnUnload). Loads nothing.
 pub fn detach_logs_from_errors() {

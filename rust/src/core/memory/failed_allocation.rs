@@ -1,7 +1,7 @@
 //! The error of a device allocation that failed: out of memory says how much the device has free.
 
 use crate::core::context::Context;
-use crate::core::error::{CudaFailure, Error, CUDA_ERROR_OUT_OF_MEMORY};
+use crate::core::error::{Error, CUDA_ERROR_OUT_OF_MEMORY};
 
 /// The error of an allocation that failed with `error` (the driver floor's): out of memory says how
 /// much the device has free (asked with the context made current here: the allocation may have gone
@@ -11,17 +11,14 @@ pub(crate) fn failed_allocation(ctx: &Context, error: Error, bytes: usize) -> Er
         ctx.note(&error);
         return error;
     }
-    let (operation, driver_log) = match &error {
-        Error::Cuda(failure) => (failure.operation.clone(), failure.driver_log.clone()),
-        other => (other.to_string(), String::new()),
-    };
     let (mut free, mut total) = (0usize, 0usize);
     // SAFETY: out-pointers are valid; the context is active while the scope lives.
     let info = ctx.activate().map(|_scope| unsafe { ctx.driver().cuMemGetInfo(&mut free, &mut total) });
     let state = if matches!(info, Ok(Ok(()))) { format!("; the device has {free} of {total} bytes free") } else { String::new() };
-    let message = format!(
-        "CUDA_ERROR_OUT_OF_MEMORY (2): could not allocate {bytes} bytes ({:.2} GiB) of device memory{state}",
-        bytes as f64 / (1u64 << 30) as f64
-    );
-    Error::Cuda(CudaFailure { driver_log, ..CudaFailure::new(CUDA_ERROR_OUT_OF_MEMORY, operation, message) })
+    error.reworded(|_| {
+        format!(
+            "CUDA_ERROR_OUT_OF_MEMORY (2): could not allocate {bytes} bytes ({:.2} GiB) of device memory{state}",
+            bytes as f64 / (1u64 << 30) as f64
+        )
+    })
 }

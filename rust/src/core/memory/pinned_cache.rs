@@ -155,10 +155,12 @@ fn allocate(ctx: &Context, bytes: usize) -> Result<PinnedBlock> {
     let allocated = unsafe { ctx.driver().cuMemHostAlloc(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) };
     match allocated {
         Err(e) if e.cuda_code() == Some(CUDA_ERROR_OUT_OF_MEMORY) => {
-            return Err(e.reworded(format!(
-                "CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of host memory ({:.2} GiB)",
-                bytes as f64 / (1u64 << 30) as f64
-            )));
+            return Err(e.reworded(|_| {
+                format!(
+                    "CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of host memory ({:.2} GiB)",
+                    bytes as f64 / (1u64 << 30) as f64
+                )
+            }));
         }
         other => ctx.noted(other)?,
     }

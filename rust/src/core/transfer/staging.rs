@@ -83,9 +83,9 @@ impl Slot {
         // SAFETY: the out-pointer is a valid local; the context is active (caller's activation).
         match unsafe { driver.cuMemHostAlloc(&mut host, bytes, CU_MEMHOSTALLOC_PORTABLE) } {
             Err(e) if e.cuda_code() == Some(CUDA_ERROR_OUT_OF_MEMORY) => {
-                return Err(e.reworded(format!(
-                    "CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of staging memory for a Java array copy"
-                )));
+                return Err(e.reworded(|_| {
+                    format!("CUDA_ERROR_OUT_OF_MEMORY (2): could not page-lock {bytes} bytes of staging memory for a Java array copy")
+                }));
             }
             other => ctx.noted(other)?,
         }
