@@ -44,6 +44,16 @@ final class Capture {
         }
     }
 
+    /**
+     * Closes {@code resource} ({@code operation} names its close), refused on a thread that captures a graph
+     * (rule C1: a release waits for the GPU or frees memory). Every public close goes through here: the rule is
+     * the capture's, and the lifecycle base knows nothing of it.
+     */
+    static void close(NativeResource resource, String operation) {
+        refuseOnThisThread(operation);
+        resource.closeNative();
+    }
+
     /** The refusal of a call on the capturing handle from another thread. */
     IllegalStateException otherThreadRefused() {
         return new IllegalStateException("the handle is capturing a graph on thread '" + thread.getName() + "'; calls on it from other threads"

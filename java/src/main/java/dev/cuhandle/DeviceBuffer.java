@@ -246,8 +246,7 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
     @Override
     public void close() {
         if (parent == null) {
-            Capture.refuseOnThisThread("DeviceBuffer.close");
-            closeNative();
+            Capture.close(this, "DeviceBuffer.close");
         }
     }
 

@@ -125,7 +125,6 @@ public final class Event extends NativeResource implements AutoCloseable {
      */
     @Override
     public void close() {
-        Capture.refuseOnThisThread("Event.close");
-        closeNative();
+        Capture.close(this, "Event.close");
     }
 }

@@ -165,8 +165,7 @@ public final class Graph extends NativeResource implements AutoCloseable {
      */
     @Override
     public void close() {
-        Capture.refuseOnThisThread("Graph.close");
-        closeNative();
+        Capture.close(this, "Graph.close");
     }
 
     @Override

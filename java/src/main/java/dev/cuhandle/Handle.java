@@ -484,8 +484,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     @Override
     public void close() {
         awaitQueuedWorkBeforeClose();
-        Capture.refuseOnThisThread("Handle.close");
-        closeNative();
+        Capture.close(this, "Handle.close");
         Completions.settleAll(this); // its stream was synchronised: complete its futures now
     }
 

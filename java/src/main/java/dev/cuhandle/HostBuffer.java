@@ -201,8 +201,7 @@ public final class HostBuffer extends HostBufferTypedAccess implements AutoClose
      */
     @Override
     public void close() {
-        Capture.refuseOnThisThread("HostBuffer.close");
-        closeNative();
+        Capture.close(this, "HostBuffer.close");
     }
 
     @Override

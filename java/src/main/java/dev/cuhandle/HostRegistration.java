@@ -94,8 +94,7 @@ public final class HostRegistration extends NativeResource implements AutoClosea
      */
     @Override
     public void close() {
-        Capture.refuseOnThisThread("HostRegistration.close");
-        closeNative();
+        Capture.close(this, "HostRegistration.close");
     }
 
     @Override

@@ -461,8 +461,7 @@ public final class Library extends NativeResource implements AutoCloseable {
      */
     @Override
     public void close() {
-        Capture.refuseOnThisThread("Library.close");
-        closeNative();
+        Capture.close(this, "Library.close");
     }
 
     @Override

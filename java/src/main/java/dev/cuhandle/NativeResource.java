@@ -79,9 +79,9 @@ abstract class NativeResource {
     /**
      * Closes: waits for the calls in flight, releases once, and returns when the release is done,
      * also when another thread closes at the same time. Idempotent. When a close may run at all is
-     * decided above this class: every public close first refuses to run on a thread that captures a
-     * graph (rule C1 of docs/design.md; the release waits for the GPU or frees memory), a rule of the
-     * capture, which the lifecycle base knows nothing of.
+     * decided above this class: every public close goes through {@link Capture#close}, which refuses
+     * to run on a thread that captures a graph (rule C1 of docs/design.md; the release waits for the GPU
+     * or frees memory), a rule of the capture, which the lifecycle base knows nothing of.
      */
     final void closeNative() {
         state.close();

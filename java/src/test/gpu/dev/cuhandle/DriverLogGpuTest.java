@@ -13,6 +13,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -80,20 +82,14 @@ class DriverLogGpuTest extends HandleGpuTestBase {
                 CountDownLatch bothFailed = new CountDownLatch(2);
                 // Each thread fails, then waits until the other has failed too, so both threads' lines are
                 // logged before either exception's lines are looked at.
-                Callable<CudaException> oomThenWait = () -> {
-                    CudaException e = outOfMemory(h);
+                Function<Supplier<CudaException>, Callable<CudaException>> failThenWait = failure -> () -> {
+                    CudaException e = failure.get();
                     bothFailed.countDown();
                     bothFailed.await(30, TimeUnit.SECONDS);
                     return e;
                 };
-                Callable<CudaException> streamThenWait = () -> {
-                    CudaException e = foreignStream(h);
-                    bothFailed.countDown();
-                    bothFailed.await(30, TimeUnit.SECONDS);
-                    return e;
-                };
-                Future<CudaException> oom = two.submit(oomThenWait);
-                Future<CudaException> stream = two.submit(streamThenWait);
+                Future<CudaException> oom = two.submit(failThenWait.apply(() -> outOfMemory(h)));
+                Future<CudaException> stream = two.submit(failThenWait.apply(() -> foreignStream(h)));
                 CudaException oomFailure = oom.get(60, TimeUnit.SECONDS);
                 CudaException streamFailure = stream.get(60, TimeUnit.SECONDS);
                 assertFalse(oomFailure.driverLog().isEmpty(), oomFailure.getMessage());
