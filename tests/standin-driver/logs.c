@@ -1,8 +1,8 @@
 /*
  * Error log management (CUDA 12.9+): cuLogsRegisterCallback and cuLogsUnregisterCallback. Every
  * entry point that fails through RETURN logs one line on the failing thread, after it unlocked,
- * naming itself and the code: "<entry point>: <CUDA_ERROR_NAME> (<code>), reported by the CPU
- * stand-in driver". The real driver's lines are more specific; what cuhandle does with them (attach
+ * naming the function that returned (the entry point, or a shared helper behind it) and the code:
+ * "<function>: <CUDA_ERROR_NAME> (<code>), reported by the CPU stand-in driver". The real driver's lines are more specific; what cuhandle does with them (attach
  * the failing thread's lines to the call's exception) is the same. CUDA_ERROR_NOT_READY is an
  * answer, not a failure, and is not logged.
  */
