@@ -16,12 +16,22 @@ EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int flags) {
     s->flags = flags;
     s->kind = USER_STREAM;
     vec_push(&g_streams, s);
+    if (c->green) c->green->streams++;
     *phStream = s;
     RETURN(SUCCESS);
 }
 
 EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
     ENTER();
+    if (vec_has(&g_detached, hStream)) {
+        /* NVIDIA: a detached stream can still be destroyed, on drivers from 13.1 */
+        if (driver_version() < 13010) {
+            g_detached_calls++;
+            RETURN(STREAM_DETACHED);
+        }
+        vec_remove(&g_detached, hStream);
+        RETURN(SUCCESS);
+    }
     if (!vec_has(&g_streams, hStream) || ((Stream *)hStream)->kind != USER_STREAM) RETURN(bad_handle(INVALID_HANDLE));
     vec_remove(&g_streams, hStream); /* queued work still completes; the struct is never freed */
     RETURN(SUCCESS);
