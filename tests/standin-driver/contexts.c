@@ -4,6 +4,13 @@
  */
 #include "standin.h"
 
+/* Puts `c` on top of the calling thread's stack (the caller checked there is room). */
+static void push_current(Ctx *c) {
+    Ctx *before = t_depth ? t_stack[t_depth - 1] : NULL;
+    t_stack[t_depth++] = c;
+    note_current_change(before);
+}
+
 EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) {
     ENTER();
     (void)flags;
@@ -11,9 +18,7 @@ EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev
     if (check_device(dev)) RETURN(INVALID_DEVICE);
     if (t_depth == STACK_DEPTH) RETURN(INVALID_VALUE);
     Ctx *c = new_ctx(dev, 0);
-    Ctx *before = t_depth ? t_stack[t_depth - 1] : NULL;
-    t_stack[t_depth++] = c;
-    note_current_change(before);
+    push_current(c);
     *pctx = c;
     RETURN(SUCCESS);
 }
@@ -72,9 +77,7 @@ EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
     int rc = check_ctx(ctx, &c);
     if (rc) RETURN(rc);
     if (t_depth == STACK_DEPTH) RETURN(INVALID_VALUE);
-    Ctx *before = t_depth ? t_stack[t_depth - 1] : NULL;
-    t_stack[t_depth++] = c;
-    note_current_change(before);
+    push_current(c);
     RETURN(SUCCESS);
 }
 

@@ -241,15 +241,7 @@ EXPORT CUresult cuGreenCtxStreamCreate(CUstream *phStream, void *greenCtx, unsig
     int rc = check_green(greenCtx, &g);
     if (rc) RETURN(rc);
     if (g->ctx->sticky) RETURN(g->ctx->sticky);
-    Stream *s = calloc(1, sizeof *s);
-    if (!s) RETURN(OUT_OF_MEMORY);
-    s->ctx = g->ctx;
-    s->flags = flags;
-    s->kind = USER_STREAM;
-    vec_push(&g_streams, s);
-    g->streams++;
-    *phStream = s;
-    RETURN(SUCCESS);
+    RETURN(new_user_stream(g->ctx, flags, phStream));
 }
 
 /* The green context of the stream's context (however the stream was made), NULL for others. */

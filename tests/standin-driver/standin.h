@@ -445,6 +445,9 @@ int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, uns
 /* contexts.c */
 void drop_from_stack(Ctx *c);
 
+/* streams.c */
+int new_user_stream(Ctx *c, unsigned flags, CUstream *out);
+
 /* devices.c */
 Ctx *primary_retain(int dev);
 void primary_release(int dev);

@@ -10,15 +10,20 @@ EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int flags) {
     Ctx *c;
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
+    RETURN(new_user_stream(c, flags, phStream));
+}
+
+/* A user stream of `c`; counted for its green context, if it has one. */
+int new_user_stream(Ctx *c, unsigned flags, CUstream *out) {
     Stream *s = calloc(1, sizeof *s);
-    if (!s) RETURN(OUT_OF_MEMORY);
+    if (!s) return OUT_OF_MEMORY;
     s->ctx = c;
     s->flags = flags;
     s->kind = USER_STREAM;
     vec_push(&g_streams, s);
     if (c->green) c->green->streams++;
-    *phStream = s;
-    RETURN(SUCCESS);
+    *out = s;
+    return SUCCESS;
 }
 
 EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
