@@ -11,7 +11,7 @@
 
 use crate::jni::registration::NativeClass;
 use crate::jni::{
-    blas, buffer, completion, cuda, event, graph, handle, host_registration, launch, library, nvrtc, pinned, transfer, variables,
+    blas, buffer, completion, cuda, event, graph, handle, host_registration, launch, library, nvrtc, partition, pinned, transfer, variables,
 };
 #[cfg(feature = "test-api")]
 use crate::jni::{testing, testing_driver_probe, testing_green_context};
@@ -24,6 +24,7 @@ pub const CLASSES: &[NativeClass] = &[
             cuda::METHODS,
             nvrtc::METHODS,
             handle::METHODS,
+            partition::METHODS,
             buffer::METHODS,
             transfer::METHODS,
             host_registration::METHODS,
