@@ -11,7 +11,7 @@
 use crate::core::context;
 use crate::core::device;
 use crate::core::driver::dev_resource::{
-    DevResource, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, GREEN_CTX_DEFAULT_STREAM, RESOURCE_TYPE_SM,
+    DevResource, DevResources, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, GREEN_CTX_DEFAULT_STREAM, RESOURCE_TYPE_SM,
 };
 use crate::core::driver::{self, version_string, Driver, Optional};
 use crate::core::error::{Error, Result, CUDA_ERROR_NOT_SUPPORTED};
@@ -146,20 +146,44 @@ fn whole_device(d: &Driver, device: CUdevice, ordinal: i32) -> Result<DevResourc
     Ok(whole)
 }
 
-/// Splits `input` into one group of at least `min_count` SMs and the rest.
-fn split_one(d: &Driver, input: &DevResource, min_count: u32) -> Result<Option<(DevResource, DevResource)>> {
+/// The smallest group device resource `whole` gives: what a request for one SM gets.
+fn smallest_group(d: &Driver, whole: &DevResource) -> Result<u32> {
     let (mut group, mut rest) = (DevResource::new(), DevResource::new());
     let mut groups: c_uint = 1;
-    // SAFETY: `group` has room for the one result asked for, `rest` for the remainder; `input` is
-    // an SM resource the driver wrote (the device's, or an earlier split's remainder).
-    let split = unsafe { d.cuDevSmResourceSplitByCount(&mut group, &mut groups, input, &mut rest, 0, min_count) };
+    // SAFETY: `group` has room for the one result asked for, `rest` for the remainder; `whole` is
+    // the device's SM resource, which the driver wrote.
+    unsafe { d.cuDevSmResourceSplitByCount(&mut group, &mut groups, whole, &mut rest, 0, 1) }?;
+    Ok(if groups == 1 { group.sm_count().max(1) } else { 0 })
+}
+
+/// Splits `whole` into `count` groups of `each` SMs in one call (the driver does not split an
+/// earlier split's remainder as it splits the whole device: on the H200, 64 SMs of the 68 left after
+/// a first group of 64 were refused, while two groups of 64 in one call were made). Returns the
+/// groups and the SMs left over; None when the device cannot make that many.
+fn split_groups(d: &Driver, whole: &DevResource, count: u32, each: u32) -> Result<Option<(DevResources, u32)>> {
+    let mut groups = DevResources::new(count as usize);
+    let mut rest = DevResource::new();
+    let mut made: c_uint = count;
+    // SAFETY: `groups` has room for `count` results of any layout so far, `rest` for the remainder;
+    // `whole` is the device's SM resource, which the driver wrote.
+    let split = unsafe { d.cuDevSmResourceSplitByCount(groups.as_mut_ptr(), &mut made, whole, &mut rest, 0, each) };
     match split {
-        Ok(()) if groups == 1 => Ok(Some((group, rest))),
-        // Too few SMs left for a group of that size: the caller says which partition did not fit.
-        Ok(()) => Ok(None),
-        Err(e) if e.cuda_code() == Some(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION) => Ok(None),
-        Err(e) => Err(e),
+        Ok(()) if made == count => {}
+        Ok(()) => return Ok(None),
+        Err(e) if e.cuda_code() == Some(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION) => return Ok(None),
+        Err(e) => return Err(e),
     }
+    if !groups.settle(count as usize, each) {
+        return Err(Error::cuda(
+            CUDA_ERROR_NOT_SUPPORTED,
+            "splitting a device's SMs",
+            format!(
+                "the driver wrote {count} groups of SMs in a layout cuhandle does not know (CUDA {}): SM partitions are off",
+                version_string(d.version)
+            ),
+        ));
+    }
+    Ok(Some((groups, rest.sm_count())))
 }
 
 /// Splits device `ordinal`'s SMs as `request` says and makes a green context per partition.
@@ -169,12 +193,14 @@ pub fn split(ordinal: i32, request: SplitRequest<'_>) -> Result<Split> {
     let device = device::handle_of(d, ordinal)?;
     let whole = whole_device(d, device, ordinal)?;
     let device_sms = whole.sm_count();
-    // The smallest group the device makes: what a request for one SM gets.
-    let min_sms = match split_one(d, &whole, 1)? {
-        Some((group, _)) => group.sm_count().max(1),
-        None => return Err(Error::invalid_argument(format!("device {ordinal} has {device_sms} SMs, too few to split"))),
-    };
-    let counts: Vec<u32> = match request {
+    let min_sms = smallest_group(d, &whole)?;
+    if min_sms == 0 {
+        return Err(Error::invalid_argument(format!("device {ordinal} has {device_sms} SMs, too few to split")));
+    }
+    // Partition i is made of `sizes[i]` groups of `each` SMs from one split of the whole device:
+    // equal partitions are one group each; partitions by count are whole steps of the smallest
+    // group, combined into one descriptor per partition.
+    let (each, sizes): (u32, Vec<u32>) = match request {
         SplitRequest::Parts(parts) => {
             let each = device_sms.checked_div(parts).unwrap_or(0) / min_sms * min_sms;
             if each < min_sms {
@@ -184,7 +210,7 @@ pub fn split(ordinal: i32, request: SplitRequest<'_>) -> Result<Split> {
                     device_sms / min_sms
                 )));
             }
-            vec![each; parts as usize]
+            (each, vec![1; parts as usize])
         }
         SplitRequest::Counts(counts) => {
             if counts.is_empty() || counts.contains(&0) {
@@ -192,39 +218,46 @@ pub fn split(ordinal: i32, request: SplitRequest<'_>) -> Result<Split> {
                     "SM counts {counts:?} cannot be split off: expected one count of at least 1 SM per partition"
                 )));
             }
-            counts.to_vec()
+            let steps: Vec<u32> = counts.iter().map(|&c| c.div_ceil(min_sms)).collect();
+            let mut needed = 0u64;
+            for (i, (&want, &step)) in counts.iter().zip(&steps).enumerate() {
+                needed += u64::from(step) * u64::from(min_sms);
+                if needed > u64::from(device_sms) {
+                    return Err(Error::invalid_argument(format!(
+                        "partition {i} of {want} SMs does not fit: with the partitions before it, rounded up to steps of {min_sms} SMs, \
+                         they need {needed} of device {ordinal}'s {device_sms} SMs"
+                    )));
+                }
+            }
+            (min_sms, steps)
         }
     };
-    let mut groups = Vec::with_capacity(counts.len());
-    let mut left = whole;
-    for (i, &want) in counts.iter().enumerate() {
-        let Some((group, rest)) = split_one(d, &left, want)? else {
-            return Err(Error::invalid_argument(format!(
-                "partition {i} of {want} SMs does not fit: {} of device {ordinal}'s {device_sms} SMs are left after the partitions before it \
-                 (partitions hold at least {min_sms} SMs, rounded up to the device's granularity)",
-                left.sm_count()
-            )));
-        };
-        groups.push(group);
-        left = rest;
+    let total: u32 = sizes.iter().sum();
+    let Some((mut groups, remainder_sms)) = split_groups(d, &whole, total, each)? else {
+        return Err(Error::invalid_argument(format!(
+            "device {ordinal} cannot make {total} groups of {each} SMs from its {device_sms} SMs (the driver refused the split)"
+        )));
+    };
+    let mut parts = Vec::with_capacity(sizes.len());
+    let mut first = 0usize;
+    for &size in &sizes {
+        let sms = (first..first + size as usize).map(|i| groups.sm_count(i)).sum();
+        parts.push(create(d, device, ordinal, groups.at(first), size, sms)?);
+        first += size as usize;
     }
-    let mut parts = Vec::with_capacity(groups.len());
-    for group in &mut groups {
-        parts.push(create(d, device, ordinal, group)?);
-    }
-    Ok(Split { parts, device_sms, min_sms, remainder_sms: left.sm_count() })
+    Ok(Split { parts, device_sms, min_sms, remainder_sms })
 }
 
-/// A green context for `group`, with its CUcontext. Nothing is made current.
-fn create(d: &'static Driver, device: CUdevice, ordinal: i32, group: &mut DevResource) -> Result<GreenContext> {
+/// A green context of the `count` groups at `groups` (results of one split, `sms` SMs together),
+/// with its CUcontext. Nothing is made current.
+fn create(d: &'static Driver, device: CUdevice, ordinal: i32, groups: *mut DevResource, count: u32, sms: u32) -> Result<GreenContext> {
     let mut desc: *mut c_void = std::ptr::null_mut();
-    // SAFETY: one resource, written by a split of this device's SMs.
-    unsafe { d.cuDevResourceGenerateDesc(&mut desc, group, 1) }?;
+    // SAFETY: `count` consecutive results of one split of this device's SMs, as the driver wrote them.
+    unsafe { d.cuDevResourceGenerateDesc(&mut desc, groups, count) }?;
     let mut green: *mut c_void = std::ptr::null_mut();
     // SAFETY: `desc` was generated just now for this device; the flag is the one the driver requires.
     unsafe { d.cuGreenCtxCreate(&mut green, desc, device, GREEN_CTX_DEFAULT_STREAM) }?;
-    let mut made =
-        GreenContext { green: green as usize, raw: 0, id: 0, device, ordinal, sms: group.sm_count(), holder: Holder::default(), driver: d };
+    let mut made = GreenContext { green: green as usize, raw: 0, id: 0, device, ordinal, sms, holder: Holder::default(), driver: d };
     let mut raw: CUcontext = std::ptr::null_mut();
     // SAFETY: `green` was created just now (dropping `made` destroys it if this fails).
     unsafe { d.cuCtxFromGreenCtx(&mut raw, green) }?;
