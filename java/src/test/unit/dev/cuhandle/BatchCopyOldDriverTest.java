@@ -23,19 +23,22 @@ import org.junit.jupiter.api.io.TempDir;
 class BatchCopyOldDriverTest {
     @Test
     void aCuda12_6DriverCopiesPieceByPiece(@TempDir Path dir) throws Exception {
-        ChildJvm child = ChildJvm.run(dir, Map.of("CUHANDLE_STANDIN_VERSION", "12060"), BatchCopyOldDriverMain.class, List.of("-D" + StandIn.PROPERTY + "=true"),
-                String.valueOf(System.nanoTime()));
-        assertEquals(0, child.exitCode, child.output);
-        assertContains(child.output, "exact: true batch calls: 0");
+        assertContains(batchOn(dir, "12060"), "exact: true batch calls: 0");
     }
 
     @Test
     void aCuda12_8DriverTakesTheBatchEntryPoint(@TempDir Path dir) throws Exception {
-        ChildJvm child = ChildJvm.run(dir, Map.of("CUHANDLE_STANDIN_VERSION", "12080"), BatchCopyOldDriverMain.class, List.of("-D" + StandIn.PROPERTY + "=true"),
-                String.valueOf(System.nanoTime()));
+        String output = batchOn(dir, "12080");
+        assertContains(output, "exact: true batch calls: ");
+        Matcher calls = Pattern.compile("batch calls: (\\d+)").matcher(output);
+        assertTrue(calls.find() && Integer.parseInt(calls.group(1)) > 0, "the 12.8 stand-in counted no batch call: " + output);
+    }
+
+    /** The child's output on a stand-in of CUDA {@code version}, checked to have exited normally. */
+    private static String batchOn(Path dir, String version) throws Exception {
+        ChildJvm child = ChildJvm.run(dir, Map.of("CUHANDLE_STANDIN_VERSION", version), BatchCopyOldDriverMain.class,
+                List.of("-D" + StandIn.PROPERTY + "=true"), String.valueOf(System.nanoTime()));
         assertEquals(0, child.exitCode, child.output);
-        assertContains(child.output, "exact: true batch calls: ");
-        Matcher calls = Pattern.compile("batch calls: (\\d+)").matcher(child.output);
-        assertTrue(calls.find() && Integer.parseInt(calls.group(1)) > 0, "the 12.8 stand-in counted no batch call: " + child.output);
+        return child.output;
     }
 }
