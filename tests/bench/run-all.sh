@@ -136,11 +136,11 @@ step "batch array copies cuhandle and JCuda" batch.csv timeout 600 "$here/run-cl
 [ -f "$raw/batch.csv" ] && cp "$raw/batch.csv" "$out/batch.csv"
 echo "== benchmarks took $(( $(date +%s) - bench_start )) s" >>"$log"
 
-for f in cold.csv cublas.csv cuhandle-blas.csv launch.csv handle.csv anchors.txt transfer.csv; do
+for f in cold.csv cublas.csv cuhandle-blas.csv launch.csv handle.csv anchors.txt transfer.csv batch.csv; do
   [ -f "$raw/$f" ] || : >"$raw/$f"
 done
 python3 "$here/bench/report.py" "$out" "$raw/notes.csv" "$raw/cold.csv" "$raw/cublas.csv" "$raw/cuhandle-blas.csv" "$raw/launch.csv" \
-  "$raw/handle.csv" "$raw/anchors.txt" "$raw/transfer.csv" 2>>"$log"
+  "$raw/handle.csv" "$raw/anchors.txt" "$raw/transfer.csv" "$raw/batch.csv" 2>>"$log"
 echo "report.py exit $?" >>"$log"
 rm -rf "$raw"
 tail -1 "$log"

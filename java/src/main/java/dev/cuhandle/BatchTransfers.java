@@ -174,7 +174,7 @@ final class BatchTransfers {
         }
         TransferPlan plan = TransferPlan.of(batch.totalBytes, batch.kind.bytes);
         boolean batched = Boolean.parseBoolean(System.getProperty(BATCH_ENTRY, "true").trim());
-        NativeApi.batchCopy(h, entered.clone(), offsets, batch.lengths, batch.arrays, batch.kind.code, batch.upload, stream, plan.chunkBytes,
+        NativeApi.batchCopy(h, entered, offsets, batch.lengths, batch.arrays, batch.kind.code, batch.upload, stream, plan.chunkBytes,
                 plan.depth, plan.slotBytes, plan.idleSlots, waitForDevice, plan.criticalCopy, batched);
     }
 }

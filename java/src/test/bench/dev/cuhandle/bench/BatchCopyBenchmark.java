@@ -13,10 +13,10 @@ import jcuda.driver.JCudaDriver;
 
 /**
  * Issue 35's batch figures (rule T1): many small {@code float[]} to and from the device, 1,000 arrays of 4 KiB and
- * 10,000 of 256 B, as CSV rows {@code <impl>,batch,float_<h2d|d2h|roundtrip>,<count>x<bytes>,<microseconds>,us}
- * (the wall time of the whole batch until the data is in place), then
- * {@code ratio,batch,float_<direction>,<shape>,<x>,<impl>_over_all} rows: how many times longer another way takes
- * than {@code uploadAll}/{@code downloadAll} (the issue's goal: at least 2 over cuhandle's loop, 1.5 over JCuda's).
+ * 10,000 of 256 B, as CSV rows {@code <impl>,batch,float_<h2d|d2h|roundtrip>_<count>,<bytes per array>,<microseconds>,us}
+ * (the wall time of the whole batch until the data is in place), which {@code tests/bench/report.py} tabulates, then
+ * {@code # ratio ...} notes: how many times longer another way takes than {@code uploadAll}/{@code downloadAll} (the
+ * issue's goal: at least 2 over cuhandle's loop, 1.5 over JCuda's, to the device and back).
  *
  * <ul>
  *   <li>{@code cuhandle_all}: {@code h.uploadAll(arrays, buffers)} then {@code synchronize()};
@@ -115,10 +115,10 @@ public final class BatchCopyBenchmark {
                 for (int w = 0; w < ways.size(); w++) {
                     Arrays.sort(rounds[w]);
                     medians[w] = rounds[w][ROUNDS / 2];
-                    System.out.printf("%s,batch,float_%s,%s,%.1f,us%n", names.get(w), DIRECTIONS[direction], shape, medians[w]);
+                    System.out.printf("%s,batch,float_%s_%d,%d,%.1f,us%n", names.get(w), DIRECTIONS[direction], count, bytes, medians[w]);
                 }
                 for (int w = 1; w < ways.size(); w++) {
-                    System.out.printf("ratio,batch,float_%s,%s,%.2f,%s_over_all%n", DIRECTIONS[direction], shape, medians[w] / medians[0], names.get(w));
+                    System.out.printf("# ratio %s / cuhandle_all, float_%s, %s: %.2f%n", names.get(w), DIRECTIONS[direction], shape, medians[w] / medians[0]);
                 }
             }
         } finally {
