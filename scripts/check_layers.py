@@ -22,14 +22,14 @@ import sys
 FLOORS = [
     # 0: no CUDA object: errors, paths, files, images, text.
     ("base", ["error", "log_text", "configured_path", "shared_library", "ld_so_cache", "own_file", "raw_value",
-              "sticky", "library_search", "image", "param_layout"]),
+              "sticky", "library_search", "image", "param_layout", "thread_number"]),
     # 1: the driver and NVRTC as loaded libraries, devices and contexts.
-    ("driver", ["driver", "device", "context", "nvrtc"]),
+    ("driver", ["driver", "device", "green_context", "context", "nvrtc"]),
     # 2: what lives in a context: streams, the uses of objects by streams, memory, loaded libraries,
     # host registrations.
     ("resources", ["streams", "uses", "memory", "library", "host_registration"]),
     # 3: handles and what moves data or names kernels through them.
-    ("handles", ["handle", "transfer", "kernels", "variables"]),
+    ("handles", ["handle", "transfer", "kernels", "variables", "partition"]),
     # 4: operations on handles: launches, events, BLAS, completions, graphs.
     ("operations", ["launch", "event", "blas", "completion", "graph"]),
     # 5: the JNI seam: converts and throws, nothing else.

@@ -34,6 +34,8 @@ mv "$out"/lib/junit-platform-console-standalone-*.jar "$out/junit-console.jar"
 cp tests/bench/*.cu tests/bench/*.c tests/bench/report.py "$out/bench/"
 cp tests/bench/run-all.sh "$out/run-all"
 cp tests/bench/cold_start_ab.sh "$out/bench/"
+# Same-run A/B against another build's app folder (run-ab OTHER_APP [TURNS] [CLASS ARGS...]).
+cp tests/bench/ab.sh "$out/run-ab"
 # The cuBLAS behaviour proofs behind docs/handles.md (run-all's `proof` step compiles them there).
 mkdir -p "$out/handles-proof"
 cp tests/handles-proof/*.cu "$out/handles-proof/"

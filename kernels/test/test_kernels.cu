@@ -62,3 +62,16 @@ extern "C" __global__ void cuh_test_dynamic_shared(float* out) {
   for (unsigned i = 0; i < blockDim.x; ++i) sum += values[i];
   out[0] = sum;
 }
+
+// Records the SM each block ran on (out[blockIdx.x]), so a test can see which SMs a partition's
+// work uses; every thread of a block spins `cycles` first, so the blocks spread over the SMs they may use.
+extern "C" __global__ void cuh_test_smids(unsigned int* out, long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  if (threadIdx.x == 0) {
+    unsigned int id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    out[blockIdx.x] = id;
+  }
+}

@@ -4,6 +4,13 @@
  */
 #include "standin.h"
 
+/* Puts `c` on top of the calling thread's stack (the caller checked there is room). */
+static void push_current(Ctx *c) {
+    Ctx *before = t_depth ? t_stack[t_depth - 1] : NULL;
+    t_stack[t_depth++] = c;
+    note_current_change(before);
+}
+
 EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) {
     ENTER();
     (void)flags;
@@ -11,7 +18,7 @@ EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev
     if (check_device(dev)) RETURN(INVALID_DEVICE);
     if (t_depth == STACK_DEPTH) RETURN(INVALID_VALUE);
     Ctx *c = new_ctx(dev, 0);
-    t_stack[t_depth++] = c;
+    push_current(c);
     *pctx = c;
     RETURN(SUCCESS);
 }
@@ -21,16 +28,23 @@ EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
     Ctx *c;
     int rc = check_ctx(ctx, &c);
     if (rc) RETURN(rc);
-    if (c->primary) RETURN(INVALID_CONTEXT); /* primary contexts are released, not destroyed */
+    /* Primary contexts are released, not destroyed; a green context's CUcontext goes with cuGreenCtxDestroy. */
+    if (c->primary || c->green) RETURN(INVALID_CONTEXT);
     release_resources(c);
     c->active = 0;
-    /* Like the driver, only the calling thread's stack loses it; other threads that still have
-     * it current get CONTEXT_IS_DESTROYED from every call. */
+    drop_from_stack(c);
+    RETURN(SUCCESS);
+}
+
+/* Like the driver, only the calling thread's stack loses a destroyed context; other threads that
+ * still have it current get CONTEXT_IS_DESTROYED from every call. */
+void drop_from_stack(Ctx *c) {
+    Ctx *before = t_depth ? t_stack[t_depth - 1] : NULL;
     int j = 0;
     for (int i = 0; i < t_depth; i++)
         if (t_stack[i] != c) t_stack[j++] = t_stack[i];
     t_depth = j;
-    RETURN(SUCCESS);
+    note_current_change(before);
 }
 
 EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx) {
@@ -42,8 +56,10 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx) {
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
     ENTER();
+    Ctx *before = t_depth ? t_stack[t_depth - 1] : NULL;
     if (!ctx) {
         if (t_depth) t_depth--;
+        note_current_change(before);
         RETURN(SUCCESS);
     }
     Ctx *c;
@@ -51,6 +67,27 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
     if (rc) RETURN(rc);
     if (t_depth == 0) t_depth = 1;
     t_stack[t_depth - 1] = c;
+    note_current_change(before);
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+    ENTER();
+    Ctx *c;
+    int rc = check_ctx(ctx, &c);
+    if (rc) RETURN(rc);
+    if (t_depth == STACK_DEPTH) RETURN(INVALID_VALUE);
+    push_current(c);
+    RETURN(SUCCESS);
+}
+
+EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
+    ENTER();
+    if (!t_depth) RETURN(INVALID_CONTEXT);
+    Ctx *before = t_stack[t_depth - 1];
+    t_depth--;
+    note_current_change(before);
+    if (pctx) *pctx = before;
     RETURN(SUCCESS);
 }
 

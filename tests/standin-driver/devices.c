@@ -38,6 +38,9 @@ static const struct {
     {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {721, "CUDA_ERROR_TENSOR_MEMORY_LEAK", "tensor memory not completely freed"},
     {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {914, "CUDA_ERROR_INVALID_RESOURCE_TYPE", "invalid resource type"},
+    {915, "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION", "invalid resource configuration"},
+    {917, "CUDA_ERROR_STREAM_DETACHED", "the stream is detached from its green context"},
     {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
@@ -63,6 +66,8 @@ EXPORT CUresult cuInit(unsigned int flags) {
     LOCK();
     if (!g_initialised) {
         g_devices = n > MAX_DEVICES ? MAX_DEVICES : n;
+        int sms = env_int("CUHANDLE_STANDIN_SMS", DEFAULT_SMS);
+        g_sms = sms >= 1 && sms <= MAX_SMS ? sms : DEFAULT_SMS;
         g_initialised = 1;
     }
     RETURN(SUCCESS);
@@ -122,7 +127,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
     case 6: v = 65535; break;      /* MAX_GRID_DIM_Y */
     case 7: v = 65535; break;      /* MAX_GRID_DIM_Z */
     case 8: v = DEFAULT_SHARED; break; /* MAX_SHARED_MEMORY_PER_BLOCK */
-    case 16: v = 132; break;       /* MULTIPROCESSOR_COUNT */
+    case 16: v = g_sms; break;     /* MULTIPROCESSOR_COUNT */
     case 75: v = env_int("CUHANDLE_STANDIN_CC", 90) / 10; break; /* COMPUTE_CAPABILITY_MAJOR */
     case 76: v = env_int("CUHANDLE_STANDIN_CC", 90) % 10; break; /* COMPUTE_CAPABILITY_MINOR */
     case 95: v = env_int("CUHANDLE_STANDIN_COOPERATIVE", 1); break; /* COOPERATIVE_LAUNCH */
@@ -135,10 +140,9 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
     RETURN(SUCCESS);
 }
 
-EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
-    ENTER();
-    if (!pctx) RETURN(INVALID_VALUE);
-    if (check_device(dev)) RETURN(INVALID_DEVICE);
+/* A retain of `dev`'s primary context (a valid device): cuDevicePrimaryCtxRetain, and every green
+ * context for its lifetime (cuGreenCtxCreate retains it, cuGreenCtxDestroy releases it). */
+Ctx *primary_retain(int dev) {
     Ctx *c = g_primary[dev];
     if (!c) {
         c = g_primary[dev] = new_ctx(dev, 1);
@@ -147,7 +151,23 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
         c->id = g_next_id++;
     }
     c->retains++;
-    *pctx = c;
+    return c;
+}
+
+/* Undoes one primary_retain (the caller checked there is one); the last one deactivates it. */
+void primary_release(int dev) {
+    Ctx *c = g_primary[dev];
+    if (--c->retains == 0) {
+        release_resources(c);
+        c->active = 0;
+    }
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+    ENTER();
+    if (!pctx) RETURN(INVALID_VALUE);
+    if (check_device(dev)) RETURN(INVALID_DEVICE);
+    *pctx = primary_retain(dev);
     RETURN(SUCCESS);
 }
 
@@ -156,10 +176,7 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
     if (check_device(dev)) RETURN(INVALID_DEVICE);
     Ctx *c = g_primary[dev];
     if (!c || c->retains == 0) RETURN(INVALID_CONTEXT);
-    if (--c->retains == 0) {
-        release_resources(c);
-        c->active = 0;
-    }
+    primary_release(dev);
     RETURN(SUCCESS);
 }
 
@@ -213,6 +230,14 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
         {"cuLogsRegisterCallback", (void *)cuLogsRegisterCallback, 12090},
         {"cuLogsUnregisterCallback", (void *)cuLogsUnregisterCallback, 12090},
         {"cuModuleGetLoadingMode", (void *)cuModuleGetLoadingMode, 11070},
+        {"cuDeviceGetDevResource", (void *)cuDeviceGetDevResource, 12040},
+        {"cuDevSmResourceSplitByCount", (void *)cuDevSmResourceSplitByCount, 12040},
+        {"cuDevResourceGenerateDesc", (void *)cuDevResourceGenerateDesc, 12040},
+        {"cuGreenCtxCreate", (void *)cuGreenCtxCreate, 12040},
+        {"cuCtxFromGreenCtx", (void *)cuCtxFromGreenCtx, 12040},
+        {"cuGreenCtxDestroy", (void *)cuGreenCtxDestroy, 12040},
+        {"cuGreenCtxStreamCreate", (void *)cuGreenCtxStreamCreate, 12040},
+        {"cuStreamGetGreenCtx", (void *)cuStreamGetGreenCtx, 12040},
         {"cuMemcpyBatchAsync", (void *)cuMemcpyBatchAsync, 12080},
     };
     int version = driver_version();

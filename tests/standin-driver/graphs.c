@@ -150,6 +150,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
             int64_t done = enqueue(s, g_work_ns);
             for (int j = 0; j < op->npointers; j++) argument_use(s->ctx, &op->pointers[j], done);
             g_launches++;
+            note_launch(s->ctx);
         } else if ((rc = copy((enum CopyKind)op->kind, op->dst, op->host, op->src, op->fill, op->n, hStream, 0))) {
             RETURN(rc);
         }

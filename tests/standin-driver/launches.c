@@ -47,6 +47,10 @@ int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, uns
      * cuKernelSetAttribute opted it in to more (or set less). */
     if ((int64_t)sharedMemBytes > max_dynamic_shared(k, s->ctx->dev)) return INVALID_VALUE;
     if (cluster_blocks > max_cluster_blocks(k, s->ctx->dev)) return INVALID_CLUSTER_SIZE;
+    /* A cooperative grid must be resident at once: up to 2048 threads per SM on the SMs of the
+     * stream's context (a green context's share, else the device's). */
+    uint64_t threads = (uint64_t)bx * by * bz, blocks = (uint64_t)gx * gy * gz;
+    if ((flags & 2) && blocks > (uint64_t)sm_count_of(s->ctx) * (2048 / threads)) return COOPERATIVE_LAUNCH_TOO_LARGE;
     /* Reads every argument as the kernel declares it, so a missing or short one is caught here. */
     int nargs = 0;
     if (k->nparams >= 0) {
@@ -72,6 +76,7 @@ int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, uns
     for (int i = 0; i < nargs; i++)
         if (k->sizes[i] == 8) argument_use(s->ctx, kernelParams[i], done);
     g_launches++;
+    note_launch(s->ctx);
     g_last_launch_flags = flags;
     return SUCCESS;
 }
@@ -83,7 +88,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     RETURN(launch(f, gx, gy, gz, bx, by, bz, sharedMemBytes, hStream, kernelParams, extra, 0, 0));
 }
 
-/* Models the H200: cooperative grids up to 2048 resident threads per SM on 132 SMs; clusters that divide
+/* Models the H200: cooperative grids up to 2048 resident threads per SM on its SMs; clusters that divide
  * the grid, up to 8 blocks (portable) or 16 where the kernel allows non-portable sizes; programmatic stream
  * serialization (alone) is accepted. Other attributes are NOT_SUPPORTED. */
 EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
@@ -91,14 +96,11 @@ EXPORT CUresult cuLaunchKernelEx(const LaunchConfig *config, CUfunction f, void 
     if (!config || (config->numAttrs && !config->attrs)) RETURN(INVALID_VALUE);
     int flags = 1;
     uint64_t cluster_blocks = 0;
-    uint64_t blocks = (uint64_t)config->gridDimX * config->gridDimY * config->gridDimZ;
-    uint64_t threads = (uint64_t)config->blockDimX * config->blockDimY * config->blockDimZ;
     for (unsigned i = 0; i < config->numAttrs; i++) {
         const LaunchAttribute *a = &config->attrs[i];
         if (a->id == 2) { /* CU_LAUNCH_ATTRIBUTE_COOPERATIVE */
             if (!a->value.cooperative) continue;
-            flags |= 2;
-            if (threads && blocks > 132 * (2048 / threads)) RETURN(COOPERATIVE_LAUNCH_TOO_LARGE);
+            flags |= 2; /* the grid's size is checked against the stream's SMs in launch() */
         } else if (a->id == 4) { /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */
             unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
             if (!x || !y || !z || (uint64_t)x * y * z > 16) RETURN(INVALID_CLUSTER_SIZE);

@@ -55,10 +55,16 @@ enum {
     NOT_READY = 600, ILLEGAL_ADDRESS = 700, CONTEXT_IS_DESTROYED = 709, COOPERATIVE_LAUNCH_TOO_LARGE = 720,
     ILLEGAL_STATE = 401, NOT_SUPPORTED = 801, STREAM_CAPTURE_UNSUPPORTED = 900, STREAM_CAPTURE_INVALIDATED = 901,
     STREAM_CAPTURE_WRONG_THREAD = 908, INVALID_CLUSTER_SIZE = 912, UNKNOWN = 999,
-    HOST_MEMORY_ALREADY_REGISTERED = 712, HOST_MEMORY_NOT_REGISTERED = 713
+    HOST_MEMORY_ALREADY_REGISTERED = 712, HOST_MEMORY_NOT_REGISTERED = 713,
+    INVALID_RESOURCE_TYPE = 914, INVALID_RESOURCE_CONFIGURATION = 915, STREAM_DETACHED = 917
 };
 
 #define MAX_DEVICES 8
+
+/* SMs per device: CUHANDLE_STANDIN_SMS, 1 to MAX_SMS, default an H200's 132. */
+#define MAX_SMS 256
+
+#define DEFAULT_SMS 132
 
 #define STACK_DEPTH 64
 
@@ -92,6 +98,13 @@ enum StreamKind { USER_STREAM, LEGACY_STREAM, PER_THREAD_STREAM };
 struct Ctx;
 
 struct Graph;
+
+struct Green;
+
+/* A set of a device's SMs (bit i: SM i). */
+typedef struct {
+    uint64_t bits[MAX_SMS / 64];
+} SmSet;
 
 typedef struct Stream {
     struct Ctx *ctx;
@@ -136,7 +149,20 @@ typedef struct Ctx {
     int sticky;    /* a sticky error code: every later call in the context returns it */
     int pending;   /* a sticky error the next synchronize reports (a detected use-after-free) */
     Stream legacy; /* the NULL / CU_STREAM_LEGACY stream */
+    struct Green *green; /* the green context whose CUcontext this is (cuCtxFromGreenCtx), else NULL */
+    int current_threads; /* threads whose stack has it on top (green.c counts a second one as a violation) */
 } Ctx;
+
+/* A green context (cuGreenCtxCreate): its own CUcontext limited to a set of SMs, and what the tests
+ * read about it through the control channel. Never freed: a destroyed one stays safe to inspect. */
+typedef struct Green {
+    Ctx *ctx;
+    int destroyed;
+    SmSet sms;
+    int sm_count;
+    long streams;  /* streams made in it: cuGreenCtxStreamCreate, or cuStreamCreate with its CUcontext current */
+    long launches; /* kernel launches queued on its streams (direct, and replayed from graphs) */
+} Green;
 
 typedef struct Event {
     Ctx *ctx;
@@ -325,13 +351,21 @@ EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t 
 EXPORT CUresult cuModuleGetLoadingMode(int *mode);
 EXPORT CUresult cuLogsUnregisterCallback(void *callback);
 EXPORT CUresult cuLogsRegisterCallback(void (*callbackFunc)(void *, int, char *, size_t), void *userData, void **callback_out);
+EXPORT CUresult cuDeviceGetDevResource(CUdevice device, void *resource, int type);
+EXPORT CUresult cuDevSmResourceSplitByCount(void *result, unsigned int *nbGroups, const void *input, void *remaining, unsigned int useFlags, unsigned int minCount);
+EXPORT CUresult cuDevResourceGenerateDesc(void **phDesc, void *resources, unsigned int nbResources);
+EXPORT CUresult cuGreenCtxCreate(void **phCtx, void *desc, CUdevice dev, unsigned int flags);
+EXPORT CUresult cuCtxFromGreenCtx(CUcontext *pContext, void *hCtx);
+EXPORT CUresult cuGreenCtxDestroy(void *hCtx);
+EXPORT CUresult cuGreenCtxStreamCreate(CUstream *phStream, void *greenCtx, unsigned int flags, int priority);
+EXPORT CUresult cuStreamGetGreenCtx(CUstream hStream, void **phCtx);
 
 /* What the stand-in's files share; not exported from the library (only EXPORT entry points are). */
 #pragma GCC visibility push(hidden)
 
 /* state.c */
 extern pthread_mutex_t G;
-extern int g_initialised, g_devices;
+extern int g_initialised, g_devices, g_sms;
 extern uint64_t g_next_id;
 extern Ctx *g_primary[MAX_DEVICES];
 extern Vec g_contexts; /* every context ever created (never freed) */
@@ -345,6 +379,16 @@ extern Vec g_deferred; /* copies and memsets queued to run when their stream rea
 extern Vec g_graphs; /* captured graphs (templates) */
 extern Vec g_graph_execs; /* instantiated graphs */
 extern Vec g_pools; /* memory pools not yet destroyed (or destroyed with allocations left) */
+extern Vec g_greens; /* every green context ever created (never freed) */
+extern Vec g_detached; /* user streams of destroyed green contexts, not yet destroyed themselves */
+extern long g_green_violations, g_detached_calls;
+extern SmSet g_last_launch_sms;
+/* Call after the calling thread's stack changed, with the context that was on top before (or NULL):
+ * keeps Ctx.current_threads and counts a green context made current on a second thread. */
+void note_current_change(Ctx *before);
+int sm_count_of(const Ctx *c);
+void sm_set_all(SmSet *set, int n);
+int sm_set_count(const SmSet *set);
 extern int64_t g_work_ns;
 extern _Thread_local int g_fail_next_sync;
 extern _Thread_local int g_fail_allocs, g_fail_host_allocs;
@@ -413,6 +457,22 @@ int max_dynamic_shared(const Kernel *k, int dev);
 void argument_use(Ctx *c, const void *arg, int64_t until);
 int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                   unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags, uint64_t cluster_blocks);
+
+/* contexts.c */
+void drop_from_stack(Ctx *c);
+
+/* streams.c */
+int new_user_stream(Ctx *c, unsigned flags, CUstream *out);
+
+/* devices.c */
+Ctx *primary_retain(int dev);
+void primary_release(int dev);
+
+/* green.c */
+void note_launch(Ctx *c);
+Green *green_by_context_id(uint64_t id);
+int green_shared_sms(const Green *g);
+int sm_set_first(const SmSet *set);
 
 /* control.c */
 int control(int command, int arg, int *result);

@@ -10,6 +10,8 @@ pthread_mutex_t G = PTHREAD_MUTEX_INITIALIZER;
 
 int g_initialised, g_devices;
 
+int g_sms = DEFAULT_SMS; /* SMs per device (CUHANDLE_STANDIN_SMS, read at cuInit) */
+
 uint64_t g_next_id = 1;
 
 Ctx *g_primary[MAX_DEVICES];
@@ -37,6 +39,18 @@ Vec g_graphs;     /* captured graphs (templates) */
 Vec g_graph_execs; /* instantiated graphs */
 
 Vec g_pools;       /* memory pools not yet destroyed (or destroyed with allocations left) */
+
+Vec g_greens;      /* every green context ever created (never freed) */
+
+Vec g_detached;    /* user streams of destroyed green contexts, not yet destroyed themselves */
+
+/* Times a green context's CUcontext became current on a thread while it was current on another
+ * (NVIDIA: "a green context can be current to only one thread at a time"); calls refused because
+ * they named a detached stream. */
+long g_green_violations, g_detached_calls;
+
+/* The SMs the last kernel launch could use: its stream's green context's, else the whole device's. */
+SmSet g_last_launch_sms;
 
 int64_t g_work_ns;
 
@@ -75,6 +89,55 @@ _Thread_local int t_depth;
 static _Thread_local uint64_t t_thread_id;
 
 static atomic_ullong g_thread_ids = 1;
+
+/* A thread that exits with a context current no longer holds it: a pthread key's destructor takes
+ * the thread's stack down, so a dead JVM thread never counts as a second holder of a green context. */
+static pthread_key_t g_exit_key;
+
+static pthread_once_t g_exit_key_once = PTHREAD_ONCE_INIT;
+
+static _Thread_local int t_exit_hooked;
+
+static void thread_exits(void *unused) {
+    (void)unused;
+    LOCK();
+    Ctx *before = t_depth ? t_stack[t_depth - 1] : NULL;
+    t_depth = 0;
+    note_current_change(before);
+    UNLOCK();
+}
+
+static void make_exit_key(void) {
+    if (pthread_key_create(&g_exit_key, thread_exits) != 0) abort();
+}
+
+void note_current_change(Ctx *before) {
+    Ctx *after = t_depth ? t_stack[t_depth - 1] : NULL;
+    if (before == after) return;
+    if (before) before->current_threads--;
+    if (!after) return;
+    if (after->green && after->current_threads > 0) g_green_violations++;
+    after->current_threads++;
+    if (!t_exit_hooked) {
+        pthread_once(&g_exit_key_once, make_exit_key);
+        pthread_setspecific(g_exit_key, (void *)1);
+        t_exit_hooked = 1;
+    }
+}
+
+void sm_set_all(SmSet *set, int n) {
+    memset(set, 0, sizeof *set);
+    for (int i = 0; i < n; i++) set->bits[i / 64] |= 1ull << (i % 64);
+}
+
+int sm_set_count(const SmSet *set) {
+    int n = 0;
+    for (size_t i = 0; i < sizeof set->bits / sizeof set->bits[0]; i++) n += __builtin_popcountll(set->bits[i]);
+    return n;
+}
+
+/* The SMs work in `c` can use: a green context's share, else the whole device. */
+int sm_count_of(const Ctx *c) { return c->green ? c->green->sm_count : g_sms; }
 
 uint64_t thread_id(void) {
     if (!t_thread_id) t_thread_id = atomic_fetch_add(&g_thread_ids, 1);
@@ -162,6 +225,10 @@ int resolve_stream(void *h, int same_as_current, Stream **out) {
         if (rc) return rc;
         *out = v == STREAM_PER_THREAD ? per_thread_stream(c) : &c->legacy;
         return SUCCESS;
+    }
+    if (vec_has(&g_detached, h)) { /* its green context was destroyed (cuGreenCtxDestroy) */
+        g_detached_calls++;
+        return STREAM_DETACHED;
     }
     if (!vec_has(&g_streams, h) || ((Stream *)h)->kind != USER_STREAM) return bad_handle(INVALID_HANDLE);
     Stream *s = h;

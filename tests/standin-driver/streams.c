@@ -10,18 +10,33 @@ EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int flags) {
     Ctx *c;
     int rc = current_ctx(&c);
     if (rc) RETURN(rc);
+    RETURN(new_user_stream(c, flags, phStream));
+}
+
+/* A user stream of `c`; counted for its green context, if it has one. */
+int new_user_stream(Ctx *c, unsigned flags, CUstream *out) {
     Stream *s = calloc(1, sizeof *s);
-    if (!s) RETURN(OUT_OF_MEMORY);
+    if (!s) return OUT_OF_MEMORY;
     s->ctx = c;
     s->flags = flags;
     s->kind = USER_STREAM;
     vec_push(&g_streams, s);
-    *phStream = s;
-    RETURN(SUCCESS);
+    if (c->green) c->green->streams++;
+    *out = s;
+    return SUCCESS;
 }
 
 EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
     ENTER();
+    if (vec_has(&g_detached, hStream)) {
+        /* NVIDIA: a detached stream can still be destroyed, on drivers from 13.1 */
+        if (driver_version() < 13010) {
+            g_detached_calls++;
+            RETURN(STREAM_DETACHED);
+        }
+        vec_remove(&g_detached, hStream);
+        RETURN(SUCCESS);
+    }
     if (!vec_has(&g_streams, hStream) || ((Stream *)hStream)->kind != USER_STREAM) RETURN(bad_handle(INVALID_HANDLE));
     vec_remove(&g_streams, hStream); /* queued work still completes; the struct is never freed */
     RETURN(SUCCESS);

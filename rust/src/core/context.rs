@@ -3,10 +3,12 @@
 
 use crate::core::driver::{self, Driver};
 use crate::core::error::{Error, Result, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_DEVICE};
+use crate::core::green_context::GreenContext;
 use crate::core::raw_value;
 use crate::core::sticky;
 use cudarc::driver::sys::{CUcontext, CUdevice};
 use std::ptr;
+use std::sync::{Arc, Mutex, Weak};
 
 /// How a [`Context`] holds its driver context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +17,32 @@ pub enum Ownership {
     RetainedPrimary,
     /// A context someone else keeps alive (a user-created context, or one given to `wrap`).
     Borrowed,
+    /// The context of an SM partition (a green context), kept alive by every `Context` bound to
+    /// it and destroyed with the last one (see [`on_partition_end`]).
+    Partition,
+}
+
+/// How a [`Context`] refers to the SM partition whose context it is, if any.
+enum Green {
+    None,
+    /// Keeps the partition alive.
+    Owned(Arc<GreenContext>),
+    /// A view: the partition may be gone, and then the context is too.
+    Viewed(Weak<GreenContext>),
+}
+
+/// What higher floors release for a context before its SM partition is destroyed (its pooled
+/// streams and events, the array copies' staging memory): registered once by them, called with the
+/// context active, on the thread that dropped the partition's last `Context`.
+static PARTITION_END: Mutex<Vec<fn(&Context)>> = Mutex::new(Vec::new());
+
+/// Registers `release` to run before any SM partition's green context is destroyed (once per
+/// function, however often registered).
+pub fn on_partition_end(release: fn(&Context)) {
+    let mut all = PARTITION_END.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if !all.iter().any(|&known| known as usize == release as usize) {
+        all.push(release);
+    }
 }
 
 /// A driver context plus the unique id it had when we bound to it. The id is what makes a
@@ -28,6 +56,7 @@ pub struct Context {
     device: CUdevice,
     ownership: Ownership,
     driver: &'static Driver,
+    green: Green,
 }
 
 // SAFETY: a CUcontext is an opaque handle that the driver lets any thread use; the struct is
@@ -60,11 +89,11 @@ impl Context {
         if active != 0 {
             let primary = retain_primary(driver, device)?;
             if primary == current {
-                return Ok(Context { raw: current, id, device, ownership: Ownership::RetainedPrimary, driver });
+                return Ok(Context { raw: current, id, device, ownership: Ownership::RetainedPrimary, driver, green: Green::None });
             }
             release_primary(driver, device);
         }
-        Ok(Context { raw: current, id, device, ownership: Ownership::Borrowed, driver })
+        Ok(Context { raw: current, id, device, ownership: Ownership::Borrowed, driver, green: Green::None })
     }
 
     /// H3: the primary context of `device`, retained (created by the driver if inactive).
@@ -82,7 +111,7 @@ impl Context {
         let raw = retain_primary(driver, handle)?;
         // SAFETY: the driver's primary context of the device, retained just now.
         match unsafe { context_id(driver, raw) } {
-            Ok(id) => Ok(Context { raw, id, device: handle, ownership: Ownership::RetainedPrimary, driver }),
+            Ok(id) => Ok(Context { raw, id, device: handle, ownership: Ownership::RetainedPrimary, driver, green: Green::None }),
             Err(e) => {
                 release_primary(driver, handle);
                 Err(e)
@@ -106,7 +135,41 @@ impl Context {
         let read = unsafe { driver.cuCtxGetDevice(&mut device) };
         drop(scope);
         read?;
-        Ok(Context { raw, id, device, ownership: Ownership::Borrowed, driver })
+        Ok(Context { raw, id, device, ownership: Ownership::Borrowed, driver, green: Green::None })
+    }
+
+    /// The context of SM partition `green`, keeping it alive (rule H3 for partitions).
+    pub fn of_partition(green: &Arc<GreenContext>) -> Context {
+        Context {
+            raw: green.raw(),
+            id: green.id(),
+            device: green.device(),
+            ownership: Ownership::Partition,
+            driver: green.driver(),
+            green: Green::Owned(Arc::clone(green)),
+        }
+    }
+
+    /// Another owner of this SM partition's context (None: not a partition's, or a view).
+    pub fn partition_owner(&self) -> Option<Context> {
+        match &self.green {
+            Green::Owned(green) => Some(Context::of_partition(green)),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an SM partition's context, which may be current on one thread at a time.
+    pub fn is_partition(&self) -> bool {
+        !matches!(self.green, Green::None)
+    }
+
+    /// The SMs of this context's partition (None: not a partition, or one that is gone).
+    pub fn partition_sms(&self) -> Option<u32> {
+        match &self.green {
+            Green::None => None,
+            Green::Owned(green) => Some(green.sms()),
+            Green::Viewed(green) => green.upgrade().map(|g| g.sms()),
+        }
     }
 
     pub fn raw(&self) -> CUcontext {
@@ -127,14 +190,27 @@ impl Context {
 
     /// The same context, borrowed: no retain of its own, so the caller must make sure the
     /// context outlives the view (for objects held only by holders of the context itself).
+    /// A view of a partition's context does not keep the partition alive (a library's use log
+    /// holds views for as long as the library lives).
     pub fn borrowed_view(&self) -> Context {
-        Context { raw: self.raw, id: self.id, device: self.device, ownership: Ownership::Borrowed, driver: self.driver }
+        let green = match &self.green {
+            Green::None => Green::None,
+            Green::Owned(green) => Green::Viewed(Arc::downgrade(green)),
+            Green::Viewed(green) => Green::Viewed(Weak::clone(green)),
+        };
+        let ownership = if self.is_partition() { Ownership::Partition } else { Ownership::Borrowed };
+        Context { raw: self.raw, id: self.id, device: self.device, ownership, driver: self.driver, green }
     }
 
     /// H8 + H11: fails with a precise error if the context was destroyed, reset, replaced by
     /// another one at the same address, or hit a sticky error; never touches the thread's stack.
     #[inline]
     pub fn validate(&self) -> Result<()> {
+        if let Green::Viewed(green) = &self.green {
+            if green.strong_count() == 0 {
+                return Err(self.partition_gone());
+            }
+        }
         let mut id = 0;
         // SAFETY: cuCtxGetId only reads the context's id. A retained primary context stays a
         // handle the driver knows across a reset (cuDevicePrimaryCtxReset does not release it),
@@ -153,6 +229,7 @@ impl Context {
                     self.device, self.id
                 ),
                 Ownership::Borrowed => format!("the context {:p} (id {}) this object was bound to has been destroyed", self.raw, self.id),
+                Ownership::Partition => format!("the SM partition (context id {}) this object was bound to has been destroyed", self.id),
             };
             return Err(e.in_operation("validating the handle's context").reworded(|m| format!("{m}; {what}")));
         }
@@ -162,7 +239,7 @@ impl Context {
                     "the primary context of device {} was reset (cuDevicePrimaryCtxReset or cudaDeviceReset) after this object was created (context id {} is now {}); its memory, streams and events are gone: create a new handle",
                     self.device, self.id, id
                 ),
-                Ownership::Borrowed => format!(
+                Ownership::Borrowed | Ownership::Partition => format!(
                     "the context {:p} (id {}) this object was bound to was destroyed and its address now belongs to another context (id {})",
                     self.raw, self.id, id
                 ),
@@ -185,11 +262,37 @@ impl Context {
         Ok(true)
     }
 
-    /// Validates, then makes this context current until the returned scope ends (H4).
+    /// Validates, then makes this context current until the returned scope ends (H4). An SM
+    /// partition's context is made current only while this thread holds it alone (see
+    /// `green_context`): the scope holds it.
     #[inline]
     pub fn activate(&self) -> Result<Activation> {
+        if !matches!(self.green, Green::None) {
+            return self.activate_partition();
+        }
         self.validate()?;
         Activation::enter(self.driver, self.raw)
+    }
+
+    fn activate_partition(&self) -> Result<Activation> {
+        let green = match &self.green {
+            Green::Owned(green) => Arc::clone(green),
+            Green::Viewed(green) => green.upgrade().ok_or_else(|| self.partition_gone())?,
+            Green::None => return Activation::enter(self.driver, self.raw),
+        };
+        let held = Held::new(green);
+        self.validate()?;
+        let mut scope = Activation::enter(self.driver, self.raw)?;
+        scope.held = Some(held);
+        Ok(scope)
+    }
+
+    fn partition_gone(&self) -> Error {
+        Error::cuda(
+            CUDA_ERROR_CONTEXT_IS_DESTROYED,
+            "validating the handle's context",
+            format!("the SM partition (context id {}) this object was bound to has been destroyed", self.id),
+        )
     }
 
     /// `result` of a driver call made for this context, with a sticky error remembered for it (H11).
@@ -215,6 +318,44 @@ impl Drop for Context {
             // Released by device, not by pointer, so this is safe even after a reset.
             release_primary(self.driver, self.device);
         }
+        if let Green::Owned(green) = std::mem::replace(&mut self.green, Green::None) {
+            // Only the last owner gets the partition back, so the release runs once.
+            if let Some(green) = Arc::into_inner(green) {
+                end_partition(self, green);
+            }
+        }
+    }
+}
+
+/// Releases what higher floors keep for a partition's context (with the context current: nothing
+/// else can hold it now), then destroys the green context (dropping `green`).
+fn end_partition(ctx: &Context, green: GreenContext) {
+    let releases = PARTITION_END.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+    match Activation::enter(ctx.driver, ctx.raw) {
+        Ok(scope) => {
+            for release in releases {
+                release(ctx);
+            }
+            drop(scope);
+        }
+        Err(e) => log::warn!("releasing the streams and memory of an SM partition before destroying it: {e}"),
+    }
+    drop(green);
+}
+
+/// An SM partition's context held by this thread (see `green_context`), released when dropped.
+struct Held(Arc<GreenContext>);
+
+impl Held {
+    fn new(green: Arc<GreenContext>) -> Held {
+        green.hold();
+        Held(green)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.release();
     }
 }
 
@@ -231,6 +372,9 @@ pub struct Activation {
     previous: CUcontext,
     switched: bool,
     driver: &'static Driver,
+    /// An SM partition's context held by this thread: released after the drop below restored the
+    /// previous context (fields drop after `drop`).
+    held: Option<Held>,
 }
 
 impl Activation {
@@ -241,7 +385,7 @@ impl Activation {
             // SAFETY: `ctx` was validated (or is being wrapped right after cuCtxGetId succeeded).
             unsafe { driver.cuCtxSetCurrent(ctx) }?;
         }
-        Ok(Activation { previous, switched, driver })
+        Ok(Activation { previous, switched, driver, held: None })
     }
 }
 

@@ -46,7 +46,10 @@ impl Event {
     }
 
     pub fn synchronize(&self) -> Result<()> {
-        let _scope = self.ctx.activate()?;
+        // An SM partition's context is not held across the wait (other threads of the partition
+        // take turns holding it): cuEventSynchronize needs no current context (measured on driver
+        // 580, docs/runs/2026-12-02-partition-probe.log).
+        let _scope = if self.ctx.is_partition() { self.ctx.validate().map(|()| None)? } else { Some(self.ctx.activate()?) };
         // SAFETY: the event belongs to the active context.
         self.ctx.noted(unsafe { self.ctx.driver().cuEventSynchronize(self.raw) })
     }

@@ -362,6 +362,31 @@ pub(crate) fn still_running_in(ctx: &Context, used: &StreamUse) -> bool {
     }
 }
 
+/// Destroys the streams and events kept for `ctx`, which is about to be destroyed itself (an SM
+/// partition's: destroying a green context leaves its streams behind, detached), and forgets them.
+/// No handle of `ctx` is left, so none of its streams is leased. The context is active.
+pub fn release_context(ctx: &Context) {
+    let kept = {
+        let mut all = lock();
+        let Some(index) = all.iter().position(|c| c.context_id == ctx.id()) else { return };
+        all.swap_remove(index)
+    };
+    let driver = ctx.driver();
+    let streams = kept.free.iter().map(|s| s.raw).chain(kept.spare_capture.iter().copied()).chain(kept.release.iter().map(|s| s.raw));
+    for stream in streams {
+        // SAFETY: a stream cuhandle created in `ctx`, idle (no lease, no capture), destroyed once.
+        if let Err(e) = unsafe { driver.cuStreamDestroy(stream as CUstream) } {
+            log::debug!("destroying a stream of a context that ends: {e}");
+        }
+    }
+    for event in kept.spare_events {
+        // SAFETY: an ordering event cuhandle created in `ctx`, not in use (it is spare), destroyed once.
+        if let Err(e) = unsafe { driver.cuEventDestroy(event as CUevent) } {
+            log::debug!("destroying an event of a context that ends: {e}");
+        }
+    }
+}
+
 /// Forgets what was kept for a context id that no longer exists (a primary context that went
 /// inactive when the last retain was released): its streams and events went with it.
 pub fn forget(context_id: u64) {

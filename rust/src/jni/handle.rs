@@ -47,13 +47,19 @@ fn handle_wrap(env: EnvUnowned<'_>, _: JClass<'_>, raw_context: jlong) -> Handle
     entry!(env, |_e| create(unsafe { Context::wrap(raw_context as _)? }))
 }
 
-/// [raw context, context id, device ordinal, 1 if the primary context is retained]
+/// [raw context, context id, device ordinal, 1 if the primary context is retained, the SMs of the
+/// handle's SM partition (0: not a partition)]
 fn handle_info<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr) -> JLongArray<'l> {
     entry!(env, |e| {
         let handle = h.get()?;
         let ctx = handle.context();
-        let values =
-            [ctx.raw() as i64, ctx.id() as i64, handle.device().ordinal as i64, (ctx.ownership() == Ownership::RetainedPrimary) as i64];
+        let values = [
+            ctx.raw() as i64,
+            ctx.id() as i64,
+            handle.device().ordinal as i64,
+            (ctx.ownership() == Ownership::RetainedPrimary) as i64,
+            ctx.partition_sms().unwrap_or(0) as i64,
+        ];
         convert::long_array(e, &values)
     })
 }

@@ -20,6 +20,7 @@ mod native_entry;
 mod native_ptr;
 mod natives;
 mod nvrtc;
+mod partition;
 mod pinned;
 mod raw;
 mod registration;

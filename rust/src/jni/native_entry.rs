@@ -13,6 +13,7 @@ macro_rules! native {
             type_map = {
                 unsafe HandlePtr => long, unsafe BufferPtr => long, unsafe PinnedPtr => long, unsafe LibraryPtr => long,
                 unsafe EventPtr => long, unsafe GraphPtr => long, unsafe MarkerPtr => long, unsafe RegistrationPtr => long,
+                unsafe PartitionPtr => long,
             },
             // Checked once for the whole table when the library loads (`register`), not on
             // every call: each method is static.

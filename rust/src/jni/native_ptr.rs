@@ -13,6 +13,7 @@ use crate::core::host_registration::HostRegistration;
 use crate::core::library::Library;
 use crate::core::memory::device::DeviceMemory;
 use crate::core::memory::pinned::PinnedMemory;
+use crate::core::partition::Partition;
 use crate::jni::throw::JniResult;
 use jni::sys::{jint, jlong};
 use std::marker::PhantomData;
@@ -32,7 +33,7 @@ macro_rules! held {
 
 held! {
     Handle => "handle", DeviceMemory => "device buffer", PinnedMemory => "host buffer", Library => "library", Event => "event", Graph => "graph",
-    Marker => "completion marker", HostRegistration => "host registration",
+    Marker => "completion marker", HostRegistration => "host registration", Partition => "SM partition",
 }
 
 pub type HandlePtr = Ptr<Handle>;
@@ -43,6 +44,7 @@ pub type EventPtr = Ptr<Event>;
 pub type GraphPtr = Ptr<Graph>;
 pub type MarkerPtr = Ptr<Marker>;
 pub type RegistrationPtr = Ptr<HostRegistration>;
+pub type PartitionPtr = Ptr<Partition>;
 
 /// The address of a `T` that Java holds, or 0 for none (a closed object).
 ///
@@ -69,6 +71,12 @@ impl<T: Held> Ptr<T> {
     /// releasing method.
     pub fn give(value: T) -> Ptr<T> {
         Ptr { address: Box::into_raw(Box::new(value)) as jlong, _points_to: PhantomData }
+    }
+
+    /// The address, for Java to hold (inside an array of results): Java owns the object from now
+    /// on, as with a `Ptr` returned by a native method.
+    pub fn into_address(self) -> jlong {
+        self.address
     }
 
     /// A `Ptr` for an address read from memory Java wrote (a list of the buffers a call uses).

@@ -11,8 +11,8 @@
 
 use crate::jni::registration::NativeClass;
 use crate::jni::{
-    batch_transfer, blas, buffer, completion, cuda, event, graph, handle, host_registration, launch, library, nvrtc, pinned, transfer,
-    variables,
+    batch_transfer, blas, buffer, completion, cuda, event, graph, handle, host_registration, launch, library, nvrtc, partition, pinned,
+    transfer, variables,
 };
 #[cfg(feature = "test-api")]
 use crate::jni::{testing, testing_driver_probe, testing_green_context};
@@ -25,6 +25,7 @@ pub const CLASSES: &[NativeClass] = &[
             cuda::METHODS,
             nvrtc::METHODS,
             handle::METHODS,
+            partition::METHODS,
             buffer::METHODS,
             transfer::METHODS,
             batch_transfer::METHODS,

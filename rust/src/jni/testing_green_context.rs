@@ -21,20 +21,10 @@ pub const METHODS: &[NativeMethod<'static>] = &[
 ];
 use std::ffi::{c_uint, c_void};
 
-/// The green-context entry points these calls use (all of the floor's, CUDA 12.4+).
-const GREEN_CONTEXT_ENTRIES: [Optional; 7] = [
-    Optional::cuDeviceGetDevResource,
-    Optional::cuDevSmResourceSplitByCount,
-    Optional::cuDevResourceGenerateDesc,
-    Optional::cuGreenCtxCreate,
-    Optional::cuCtxFromGreenCtx,
-    Optional::cuGreenCtxDestroy,
-    Optional::cuStreamGetGreenCtx,
-];
-
-/// Whether the driver has every green-context entry point.
+/// Whether the driver has every green-context entry point these calls use: SM partitions' and
+/// `cuStreamGetGreenCtx`.
 fn has_green_contexts(d: &Driver) -> bool {
-    GREEN_CONTEXT_ENTRIES.iter().all(|&entry| d.supports(entry))
+    crate::core::green_context::required_entries(d).is_ok() && d.supports(Optional::cuStreamGetGreenCtx)
 }
 
 fn available(env: EnvUnowned<'_>, _: JClass<'_>) -> jboolean {

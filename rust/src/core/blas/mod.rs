@@ -240,7 +240,7 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
         (Some(y), false) => address(y, n, p, "y", handle)?,
         _ => 0,
     };
-    let _scope = handle.activate()?;
+    let mut scope = Some(handle.activate()?);
     let queue = handle.queue()?;
     let stream = queue.raw();
     if empty {
@@ -287,6 +287,11 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
     if device_target.is_some() {
         return Ok(0.0);
     }
+    if handle.context().is_partition() && handle.unactivated_own_stream()?.is_some() {
+        // The wait needs no current context (the driver takes the own stream's): an SM partition's
+        // context is not held across it, so the partition's other threads keep taking turns.
+        drop(scope.take());
+    }
     ws.host.receive(handle.context(), stream, sequence, copy_from, result_bytes)?;
     let kind = match (op, p) {
         (Op::Iamax, _) => ResultKind::Index,
@@ -296,6 +301,7 @@ pub fn reduce(handle: &Handle, p: Precision, op: Op, n: i64, x: Vector, y: Optio
     // SAFETY: `receive` returned Ok for this reduction, and the workspace lock is still held.
     let value = unsafe { ws.host.read(kind) };
     drop(guard);
+    drop(scope);
     Ok(value)
 }
 

@@ -262,17 +262,17 @@ driver_api! {
         // Test probes: the module loading mode in force and the device pool's stream-ordered allocation.
         cuModuleGetLoadingMode = "cuModuleGetLoadingMode" since 11070 for tests (mode: *mut c_int);
         cuMemAllocAsync = "cuMemAllocAsync" since 11020 for tests (pointer: *mut CUdeviceptr, bytes: usize, stream: CUstream);
-        // Green contexts: a group of the device's SMs as a context of its own (the tests' until SM
-        // partitions use them).
-        cuDeviceGetDevResource = "cuDeviceGetDevResource" since 12040 for tests (device: CUdevice, resource: *mut DevResource, kind: c_int);
-        cuDevSmResourceSplitByCount = "cuDevSmResourceSplitByCount" since 12040 for tests (
+        // Green contexts: a group of the device's SMs as a context of its own (SM partitions,
+        // core/green_context.rs).
+        cuDeviceGetDevResource = "cuDeviceGetDevResource" since 12040 (device: CUdevice, resource: *mut DevResource, kind: c_int);
+        cuDevSmResourceSplitByCount = "cuDevSmResourceSplitByCount" since 12040 (
             result: *mut DevResource, groups: *mut c_uint, input: *const DevResource, remaining: *mut DevResource, use_flags: c_uint, min_count: c_uint
         );
-        cuDevResourceGenerateDesc = "cuDevResourceGenerateDesc" since 12040 for tests (desc: *mut *mut c_void, resources: *mut DevResource, count: c_uint);
-        cuGreenCtxCreate = "cuGreenCtxCreate" since 12040 for tests (green: *mut *mut c_void, desc: *mut c_void, device: CUdevice, flags: c_uint);
-        cuCtxFromGreenCtx = "cuCtxFromGreenCtx" since 12040 for tests (context: *mut CUcontext, green: *mut c_void);
-        cuGreenCtxDestroy = "cuGreenCtxDestroy" since 12040 for tests (green: *mut c_void);
-        cuStreamGetGreenCtx = "cuStreamGetGreenCtx" since 12040 for tests (stream: CUstream, green: *mut *mut c_void);
+        cuDevResourceGenerateDesc = "cuDevResourceGenerateDesc" since 12040 (desc: *mut *mut c_void, resources: *mut DevResource, count: c_uint);
+        cuGreenCtxCreate = "cuGreenCtxCreate" since 12040 (green: *mut *mut c_void, desc: *mut c_void, device: CUdevice, flags: c_uint);
+        cuCtxFromGreenCtx = "cuCtxFromGreenCtx" since 12040 (context: *mut CUcontext, green: *mut c_void);
+        cuGreenCtxDestroy = "cuGreenCtxDestroy" since 12040 (green: *mut c_void);
+        cuStreamGetGreenCtx = "cuStreamGetGreenCtx" since 12040 (stream: CUstream, green: *mut *mut c_void);
         // Many copies in one call (CUDA 12.8+): the copies of a staged batch of Java arrays
         // (core/transfer/batch.rs). Looked up for 12.8, whose ABI has `failIdx` (memcpy_batch.rs).
         cuMemcpyBatchAsync = "cuMemcpyBatchAsync" since 12080 (

@@ -11,6 +11,9 @@ use std::ffi::{c_int, c_uint};
 pub const RESOURCE_TYPE_SM: c_int = 1;
 /// `CU_GREEN_CTX_DEFAULT_STREAM`, required by `cuGreenCtxCreate`.
 pub const GREEN_CTX_DEFAULT_STREAM: c_uint = 1;
+/// `CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION` (915 in CUDA 12.4's cuda.h, absent from the 12.0
+/// bindings this crate builds against): a split asked for more SMs than the input holds.
+pub const CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: i32 = 915;
 /// Offset of `CUdevResource.sm.smCount` in the 12.4 layout: `type` (4 bytes), 92 bytes of
 /// internal padding, then the union whose first member is the SM resource.
 const SM_COUNT_OFFSET: usize = 96;

@@ -10,10 +10,10 @@
 //! than something wrong. The log is the process's: a failure of another CUDA library (the runtime,
 //! cuBLAS, JCuda) on the same thread since that thread's last cuhandle failure would be attached too.
 
-use std::cell::Cell;
+use crate::core::thread_number::this_thread;
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
 /// `CUlogsCallback`: `(user data, CUlogLevel, message, length)`.
@@ -37,23 +37,6 @@ const LEVEL_ERROR: c_int = 0;
 static LINES: Mutex<VecDeque<Line>> = Mutex::new(VecDeque::new());
 /// The registration's `CUlogsCallbackHandle` (null: none).
 static REGISTRATION: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
-static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// This thread's number among those that logged or failed (0: none yet). Not
-    /// `thread::current().id()`: that may panic during a thread's teardown, and the driver's callback
-    /// must never unwind; a const thread-local without a destructor is safe then.
-    static THREAD: Cell<u64> = const { Cell::new(0) };
-}
-
-fn this_thread() -> u64 {
-    THREAD.with(|t| {
-        if t.get() == 0 {
-            t.set(NEXT_THREAD.fetch_add(1, Ordering::Relaxed));
-        }
-        t.get()
-    })
-}
 
 /// The callback the driver calls with each error log line. It must not unwind into the driver, and
 /// it does not: it copies the line, takes a lock that nothing holds while calling the driver, and

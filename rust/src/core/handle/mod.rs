@@ -335,6 +335,15 @@ impl Handle {
     }
 
     pub fn synchronize(&self) -> Result<()> {
+        if self.ctx.is_partition() {
+            // Waits without making the partition's context current: a thread holding it for the
+            // wait would keep every other thread of the partition from its own short calls.
+            if let Some(own) = self.unactivated_own_stream()? {
+                let driver = self.ctx.driver();
+                // SAFETY: the handle's own stream, live while the handle is (validated above).
+                return self.ctx.noted(unsafe { driver.cuStreamSynchronize(own.raw()) });
+            }
+        }
         let _scope = self.activate()?;
         self.synchronize_active()
     }
@@ -356,6 +365,12 @@ impl Handle {
 
     /// H4 escape hatch: leaves the handle's context current on the calling thread.
     pub fn make_current(&self) -> Result<()> {
+        if self.ctx.is_partition() {
+            return Err(Error::invalid_state(
+                "a handle of an SM partition cannot leave its context current: NVIDIA allows a green context to be current on one thread at a time, \
+                 so cuhandle makes it current only inside its own calls; launch through the handle, or use an ordinary handle for code that needs a current context",
+            ));
+        }
         self.ctx.validate()?;
         let driver = self.ctx.driver();
         // SAFETY: the context was validated just now.
@@ -386,6 +401,13 @@ impl Handle {
         // below, or, when the context is gone, dropped without freeing (their memory's Drop finds
         // the context invalid).
         let attachments = self.attachments.take_all();
+        if self.ctx.is_partition() {
+            // The wait for the handle's work happens here, without holding the partition's context
+            // (see `synchronize`); the one under activation below then finds the stream idle.
+            if let Err(e) = self.synchronize() {
+                log::debug!("closing a handle of an SM partition: waiting for its stream: {e}");
+            }
+        }
         match self.activate() {
             Ok(scope) => {
                 if let Err(e) = self.leave_current_stream() {

@@ -42,6 +42,11 @@ impl Plan {
     }
 }
 
+/// Frees the array copies' staging memory of `ctx`, which is about to be destroyed.
+pub fn release_staging(ctx: &Context) {
+    Pool::release_context(ctx);
+}
+
 /// The staging pool of `ctx` (for `Handle::trim_memory`).
 pub fn staging_pool(ctx: &Context) -> std::sync::Arc<Pool> {
     Pool::of(ctx)

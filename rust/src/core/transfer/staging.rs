@@ -164,6 +164,17 @@ impl Pool {
         pool
     }
 
+    /// Frees the staging memory of `ctx` (active), which is about to be destroyed (an SM
+    /// partition's), and forgets its pool. No copy of `ctx` is in flight: no handle of it is left.
+    pub fn release_context(ctx: &Context) {
+        let pool = {
+            let mut pools = lock(&POOLS);
+            let Some(index) = pools.iter().position(|p| p.context_id == ctx.id()) else { return };
+            pools.swap_remove(index)
+        };
+        pool.trim(ctx);
+    }
+
     /// Frees the idle slots (waiting for their last DMA); the next copies page-lock new ones. `ctx`
     /// is the pool's context, active.
     pub fn trim(&self, ctx: &Context) {

@@ -192,6 +192,64 @@ public final class Device {
      *
      * @return the summary
      */
+    /**
+     * Splits the device's streaming multiprocessors into {@code parts} SM partitions of equal size, as large as the
+     * device's granularity allows (an H200's 132 SMs: 2 x 64 or 4 x 32, with 4 left over). Handles created on a
+     * partition ({@link Handle#create(SmPartition)}) run only on its SMs, so one partition's long kernels cannot delay
+     * another's work. Needs a CUDA 12.4+ driver (green contexts).
+     *
+     * @param parts the number of partitions, at least 1
+     * @return the partitions; close them (each is destroyed once nothing made on it is left)
+     * @throws IllegalArgumentException if {@code parts} is less than 1, or the device cannot make that many
+     *     partitions (the message says how many it can)
+     * @throws CudaException if the driver is older than CUDA 12.4 or the device has no green contexts
+     *     ({@link CudaError#NOT_SUPPORTED}, saying which), or the driver fails
+     */
+    public SmPartitions splitSms(int parts) {
+        if (parts < 1) {
+            throw new IllegalArgumentException(parts + " SM partitions asked for; expected at least 1");
+        }
+        Native.ensureLoaded();
+        return SmPartitions.of(this, NativeApi.partitionSplitParts(ordinal, parts));
+    }
+
+    /**
+     * Splits off one SM partition per entry of {@code smCounts}, in order, each of at least that many SMs: the driver
+     * rounds a count up to the device's granularity (a multiple of 8 SMs on compute capability 9.0).
+     *
+     * @param smCounts the SMs each partition needs, each at least 1
+     * @return the partitions; close them (each is destroyed once nothing made on it is left)
+     * @throws NullPointerException if {@code smCounts} is {@code null}
+     * @throws IllegalArgumentException if {@code smCounts} is empty or holds a count below 1, or the partitions do
+     *     not fit in the device's SMs (the message names the first that did not and what was left)
+     * @throws CudaException if the driver is older than CUDA 12.4 or the device has no green contexts
+     *     ({@link CudaError#NOT_SUPPORTED}, saying which), or the driver fails
+     */
+    public SmPartitions splitSmsByCount(int... smCounts) {
+        if (smCounts.length == 0) {
+            throw new IllegalArgumentException("no SM counts given; expected one count of at least 1 SM per partition");
+        }
+        for (int i = 0; i < smCounts.length; i++) {
+            if (smCounts[i] < 1) {
+                throw new IllegalArgumentException("SM count " + smCounts[i] + " of partition " + i + " is invalid; expected at least 1");
+            }
+        }
+        Native.ensureLoaded();
+        return SmPartitions.of(this, NativeApi.partitionSplitCounts(ordinal, smCounts.clone()));
+    }
+
+    /**
+     * Whether this device can be split into SM partitions ({@link #splitSms(int)}): a CUDA 12.4+ driver and a device
+     * with green contexts.
+     *
+     * @return an empty string if it can, otherwise why not
+     * @throws CudaException if the driver cannot be loaded or initialised
+     */
+    public String smPartitionSupport() {
+        Native.ensureLoaded();
+        return NativeApi.partitionSupport(ordinal);
+    }
+
     @Override
     public String toString() {
         return String.format("device %d: %s, compute capability %s, %d multiprocessors, %.1f GiB",

@@ -32,6 +32,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     private final long contextId;
     private final Device device;
     private final boolean ownsPrimaryContext;
+    private final int partitionSms;
     /** Futures of this handle not yet settled (Completions keeps it): close() skips their scan at 0. */
     final AtomicInteger pendingFutures = new AtomicInteger();
     /** The graph capture in progress ({@link #capture(Runnable)}), or null. */
@@ -46,6 +47,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
         this.rawContext = info[0];
         this.contextId = info[1];
         this.ownsPrimaryContext = info[3] != 0;
+        this.partitionSms = (int) info[4];
         this.device = device;
     }
 
@@ -90,6 +92,37 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     public static Handle create(int device) {
         Native.ensureLoaded();
         return Handle.of(NativeApi.handleCreateDevice(device));
+    }
+
+    /**
+     * Creates a handle on an SM partition ({@link Device#splitSms(int)}): its work runs only on the partition's SMs,
+     * so work of other partitions' handles cannot take them, and it keeps the partition alive. Every handle rule holds
+     * (docs/design.md, rule P1): any thread may use it, no call leaves a context current, it has a stream of its own.
+     * Only {@link #makeCurrent()} is refused, because NVIDIA allows a partition's context to be current on one
+     * thread at a time.
+     *
+     * @param partition a partition of a split that may be closed already
+     * @return a new handle; close it
+     * @throws NullPointerException if {@code partition} is {@code null}
+     * @throws IllegalStateException if the partition was released (its split closed) and nothing kept it alive
+     * @throws CudaException if the driver fails
+     */
+    public static Handle create(SmPartition partition) {
+        long p = partition.enter();
+        try {
+            return Handle.of(NativeApi.handleCreatePartition(p));
+        } finally {
+            partition.exit();
+        }
+    }
+
+    /**
+     * The streaming multiprocessors of the SM partition the handle runs on ({@link #create(SmPartition)}).
+     *
+     * @return the partition's SM count, or 0 for a handle of an ordinary context
+     */
+    public int partitionSms() {
+        return partitionSms;
     }
 
     /**

@@ -99,6 +99,7 @@ final class Main {
         System.out.println("  devices:        " + count);
         for (int d = 0; d < count; d++) {
             System.out.println("    " + Cuda.device(d) + (Cuda.device(d).supportsMemoryPools() ? ", memory pools" : ""));
+            System.out.println("      SM partitions: " + smPartitions(Cuda.device(d)));
         }
         if (count == 0) {
             return new Unhealthy("the driver reports no CUDA device", Diagnosis.NO_DEVICE);
@@ -170,6 +171,22 @@ final class Main {
                 System.out.println("  result check against the CPU: " + (bad == 0 ? "all " + n + " elements match" : bad + " of " + n + " elements WRONG"));
                 return bad == 0 ? null : "self-test saxpy produced " + bad + " wrong elements";
             }
+        }
+    }
+
+    /** Whether the device can be split into SM partitions, and into what (Device.splitSms), or why not. */
+    static String smPartitions(Device device) {
+        try {
+            String why = device.smPartitionSupport();
+            if (!why.isEmpty()) {
+                return "not available: " + why;
+            }
+            try (SmPartitions one = device.splitSms(1)) {
+                return "available, in steps of " + one.minimumSms() + " SMs (at most " + one.deviceSms() / one.minimumSms() + " partitions of "
+                        + one.deviceSms() + " SMs; Device.splitSms)";
+            }
+        } catch (RuntimeException e) {
+            return "not available: " + e.getMessage();
         }
     }
 

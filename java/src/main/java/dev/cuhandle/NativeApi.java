@@ -63,6 +63,16 @@ final class NativeApi {
 
     static native long handleWrap(long rawContext);
 
+    static native String partitionSupport(int ordinal);
+
+    static native long[] partitionSplitParts(int ordinal, int parts);
+
+    static native long[] partitionSplitCounts(int ordinal, int[] counts);
+
+    static native void partitionRelease(long partition);
+
+    static native long handleCreatePartition(long partition);
+
     static native long[] handleInfo(long handle);
 
     static native void handleDestroy(long handle);

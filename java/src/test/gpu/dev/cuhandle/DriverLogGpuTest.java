@@ -27,8 +27,6 @@ import org.junit.jupiter.api.Test;
  */
 @GpuTest
 class DriverLogGpuTest extends HandleGpuTestBase {
-    /** A stream handle no driver gave out, but one the raw value checks let through to the driver. */
-    private static final long FOREIGN_STREAM = 0x7f00_dead_0000L;
 
     private static void assumeTheDriverKeepsAnErrorLog() {
         assumeTrue(Cuda.driverVersion() >= 12090, "driver " + Cuda.driverVersion() + " keeps no error log (CUDA 12.9+)");
@@ -38,8 +36,10 @@ class DriverLogGpuTest extends HandleGpuTestBase {
         return assertThrows(CudaException.class, () -> h.allocate(1L << 50), "allocating 1 PiB");
     }
 
-    private static CudaException foreignStream(Handle h) {
-        return assertThrows(CudaException.class, () -> h.setStream(FOREIGN_STREAM), "a stream no driver gave out");
+    /** Page-locking 1 PiB: a second refusal the driver makes itself, of another entry point. (Not a made-up stream
+     *  handle: the real driver dereferences one, which is undefined behaviour and crashed driver 580.) */
+    private static CudaException hugePinned(Handle h) {
+        return assertThrows(CudaException.class, () -> h.allocateHost(1L << 50), "page-locking 1 PiB");
     }
 
     private static void assertCarriesItsLog(CudaException e, String entryPoint) {
@@ -60,10 +60,10 @@ class DriverLogGpuTest extends HandleGpuTestBase {
             CudaException oom = outOfMemory(h);
             assertEquals(CudaError.OUT_OF_MEMORY, oom.error(), oom.getMessage());
             assertCarriesItsLog(oom, "cuMemAllocFromPoolAsync");
-            CudaException stream = foreignStream(h);
-            assertCarriesItsLog(stream, "cuStreamGetCtx");
-            assertFalse(stream.driverLog().contains("cuMemAllocFromPoolAsync"), "the earlier failure's lines were taken by its own exception: "
-                    + stream.driverLog());
+            CudaException pinned = hugePinned(h);
+            assertCarriesItsLog(pinned, "cuMemHostAlloc");
+            assertFalse(pinned.driverLog().contains("cuMemAllocFromPoolAsync"), "the earlier failure's lines were taken by its own exception: "
+                    + pinned.driverLog());
             // The handle is still fine: the failures were refusals, not faults.
             try (DeviceBuffer d = h.allocate(4096)) {
                 h.memset(d, 7);
@@ -89,14 +89,14 @@ class DriverLogGpuTest extends HandleGpuTestBase {
                     return e;
                 };
                 Future<CudaException> oom = two.submit(failThenWait.apply(() -> outOfMemory(h)));
-                Future<CudaException> stream = two.submit(failThenWait.apply(() -> foreignStream(h)));
+                Future<CudaException> pinned = two.submit(failThenWait.apply(() -> hugePinned(h)));
                 CudaException oomFailure = oom.get(60, TimeUnit.SECONDS);
-                CudaException streamFailure = stream.get(60, TimeUnit.SECONDS);
+                CudaException pinnedFailure = pinned.get(60, TimeUnit.SECONDS);
                 assertFalse(oomFailure.driverLog().isEmpty(), oomFailure.getMessage());
-                assertFalse(streamFailure.driverLog().isEmpty(), streamFailure.getMessage());
+                assertFalse(pinnedFailure.driverLog().isEmpty(), pinnedFailure.getMessage());
                 if (StandIn.active()) {
-                    assertFalse(oomFailure.driverLog().contains("cuStreamGetCtx"), "the other thread's line: " + oomFailure.driverLog());
-                    assertFalse(streamFailure.driverLog().contains("cuMemAllocFromPoolAsync"), "the other thread's line: " + streamFailure.driverLog());
+                    assertFalse(oomFailure.driverLog().contains("cuMemHostAlloc"), "the other thread's line: " + oomFailure.driverLog());
+                    assertFalse(pinnedFailure.driverLog().contains("cuMemAllocFromPoolAsync"), "the other thread's line: " + pinnedFailure.driverLog());
                 }
             } finally {
                 two.shutdownNow();

@@ -167,6 +167,72 @@ public final class StandIn {
         return control(45, 0);
     }
 
+    /**
+     * Times a green context's {@code CUcontext} became current on a thread while it was current on another
+     * (NVIDIA: "a green context can be current to only one thread at a time"); {@link #resetCounters()} zeroes it.
+     */
+    public static int greenCurrentViolations() {
+        return control(70, 0);
+    }
+
+    /** The SMs of the green context whose {@code CUcontext} has id {@code contextId} ({@code cuCtxGetId}). */
+    public static int greenSms(long contextId) {
+        return control(71, greenArg(contextId));
+    }
+
+    /** Streams ever made in the green context of {@code contextId} (its own, or {@code cuStreamCreate} with it current). */
+    public static int greenStreams(long contextId) {
+        return control(72, greenArg(contextId));
+    }
+
+    /** Kernel launches ever queued on streams of the green context of {@code contextId} (direct and from graphs). */
+    public static int greenLaunches(long contextId) {
+        return control(73, greenArg(contextId));
+    }
+
+    /** Green contexts created and not destroyed. */
+    public static int liveGreenContexts() {
+        return control(74, 0);
+    }
+
+    /** How many SMs of the green context of {@code contextId} another live green context also holds (0: its share is its own). */
+    public static int greenSharedSms(long contextId) {
+        return control(75, greenArg(contextId));
+    }
+
+    /** The lowest SM index of the green context of {@code contextId}. */
+    public static int greenFirstSm(long contextId) {
+        return control(76, greenArg(contextId));
+    }
+
+    /** Whether the green context of {@code contextId} is alive (created, not destroyed). */
+    public static boolean greenAlive(long contextId) {
+        return control(77, greenArg(contextId)) == 1;
+    }
+
+    /** The SMs the last kernel launch could use, as {@code {first SM, count}} (a green context's share, else the whole device). */
+    public static int[] lastLaunchSms() {
+        int v = control(78, 0);
+        return new int[] {v >>> 16, v & 0xFFFF};
+    }
+
+    /** Calls refused with {@code CUDA_ERROR_STREAM_DETACHED} (917): they named a stream of a destroyed green context. */
+    public static int detachedStreamCalls() {
+        return control(79, 0);
+    }
+
+    /** Streams of destroyed green contexts not destroyed themselves (leaks before CUDA 13.1, which lets them be destroyed). */
+    public static int detachedStreams() {
+        return control(80, 0);
+    }
+
+    private static int greenArg(long contextId) {
+        if (contextId < 1 || contextId > MAX_ARG) {
+            throw new IllegalArgumentException("context id " + contextId + " does not fit the control attribute (1.." + MAX_ARG + ")");
+        }
+        return (int) contextId;
+    }
+
     /** {@code cuLibraryLoadFromFile} calls so far: none, since {@code Library.load(Path)} hands the driver the bytes it checked. */
     public static int fileLoads() {
         return control(60, 0);

@@ -2,6 +2,7 @@ package dev.cuhandle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -23,7 +24,9 @@ class JavadocExamplesTest {
     @Test
     void everyPublicClassHasAnExample() throws IOException {
         Path sources = Path.of(System.getProperty("user.dir")).resolve("src/main/java/dev/cuhandle"); // surefire runs in java/
-        String overview = Files.readString(Path.of(System.getProperty("user.dir")).resolve("src/main/javadoc/overview.html"));
+        Path overviewFile = Path.of(System.getProperty("user.dir")).resolve("src/main/javadoc/overview.html");
+        assumeTrue(Files.exists(overviewFile), "reads the sources: runs in the source tree (not in the GPU bundle)");
+        String overview = Files.readString(overviewFile);
         assertTrue(overview.contains("Every class below has an example in its description."), "the claim this test checks");
         List<String> publicTypes = new ArrayList<>();
         List<String> without = new ArrayList<>();
