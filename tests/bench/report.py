@@ -12,6 +12,8 @@ Input rows, from every harness of the run: impl,group,name,n,value,unit. Groups:
   cold            name = step, n = run (fresh process), value = ms
   transfer        name = <type>_<h2d|d2h> (impl cuhandle, jcuda) or <h2d|d2h> (impl c_pageable, c_pinned: the
                   same for every type), n = bytes, value = GB/s (median of the harness's rounds)
+  batch           name = float_<h2d|d2h|roundtrip>_<count>, n = bytes per array, value = us for the whole batch
+                  (impl cuhandle_all, cuhandle_all_per_piece, cuhandle_loop, jcuda_loop; BatchCopyBenchmark)
 Lines of anchors.cu's output ("driver_launch_us 4.3", "mt_launch_threads_4_Mlaunch_per_s 0.61") become
 rows of impl "c". Lines starting with '#' are kept as notes.
 
@@ -46,6 +48,10 @@ TRANSFER_TYPES = ["float", "double"]
 TRANSFER_RATIO_GOAL = 1.0
 TRANSFER_GBPS_GOAL = 20.0
 TRANSFER_GBPS_GOAL_FROM = 64 << 20  # bytes: the GB/s goal holds from this size up
+BATCH_IMPLS = [("cuhandle_all", "uploadAll / downloadAll"), ("cuhandle_all_per_piece", "the same, no cuMemcpyBatchAsync"),
+               ("cuhandle_loop", "cuhandle loop"), ("jcuda_loop", "JCuda loop")]
+BATCH_LOOP_GOAL = 2.0   # cuhandle's loop / uploadAll+downloadAll, 1,000 x 4 KiB round trip
+BATCH_JCUDA_GOAL = 1.5  # JCuda's loop / uploadAll+downloadAll, likewise
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
 # One colour per implementation in every chart and panel, so that a series reads the same wherever it
 # appears (matplotlib's default cycle colours by position, which differed between the two launch panels).
@@ -348,6 +354,32 @@ def transfer_section(d, out):
                 out.append("| " + " | ".join(cells) + " |")
 
 
+def batch_section(d, out):
+    shapes = sorted({(int(k[2].rsplit("_", 1)[1]), k[3]) for k in d.values if k[1] == "batch" and k[0] == "cuhandle_all"})
+    if not shapes:
+        return
+    out.append("")
+    out.append("### Many small arrays at once, against loops of single copies and JCuda 12.6 (same run)")
+    out.append("")
+    out.append("Microseconds for the whole batch of `float[]` until the data is in place, median of 7 rounds in which the "
+               "ways take turns in one JVM (`BatchCopyBenchmark`). uploadAll / downloadAll: one staged pass, each chunk's "
+               "copies in one `cuMemcpyBatchAsync` call; the same without it: one copy per array from the shared chunk; "
+               "loops: `copyToDevice`/`copyToHost` per array (cuhandle), `cuMemcpyHtoD`/`cuMemcpyDtoH` per array "
+               f"(JCuda). Goal (1,000 x 4 KiB, to the device and back): the cuhandle loop at least {BATCH_LOOP_GOAL:.1f} "
+               f"times and JCuda's at least {BATCH_JCUDA_GOAL:.1f} times as long as uploadAll / downloadAll.")
+    out.append("")
+    header(out, "arrays", "direction", *[label for _, label in BATCH_IMPLS], "loop / all", "JCuda / all", "goal")
+    for count, n in shapes:
+        for direction, words in (("h2d", "host to device"), ("d2h", "device to host"), ("roundtrip", "round trip")):
+            us = [d.get(impl, "batch", f"float_{direction}_{count}", n) for impl, _ in BATCH_IMPLS]
+            loop, jc = ratio(us[2], us[0]), ratio(us[3], us[0])
+            ok = None
+            if count == 1000 and n == 4096 and direction == "roundtrip" and loop is not None:
+                ok = loop >= BATCH_LOOP_GOAL and (jc is None or jc >= BATCH_JCUDA_GOAL)
+            cells = [f"{count:,} x {size_label(n)}", words, *[fmt(u, 1) for u in us], fmt(loop), fmt(jc), verdict(ok)]
+            out.append("| " + " | ".join(cells) + " |")
+
+
 def markdown(d, notes):
     out = []
     about = [n for n in notes if n.startswith("bench run") or n.startswith("cublas_l1 on")]
@@ -360,6 +392,7 @@ def markdown(d, notes):
     handle_section(d, out)
     cold_section(d, out)
     transfer_section(d, out)
+    batch_section(d, out)
     return "\n".join(out) + "\n"
 
 

@@ -7,7 +7,7 @@
 # docs/handles.md's cuBLAS column: CHECK/OBSERVE lines in $OUT/proof.log, exit status on the last line.
 #
 # Writes into ${OUT:-./out}: main.log, tests.log (tests, all), proof.log (proof, all), bench.log
-# (every harness's raw output, in order), async.csv and transfer.csv (the copy figures) and, from
+# (every harness's raw output, in order), async.csv, transfer.csv and batch.csv (the copy figures) and, from
 # tests/bench/report.py, perf.csv, perf.md (docs/performance.md's benchmark section), blas-gbps.png,
 # blas-us.png, launch.png. Publish a run with tests/bench/publish.sh OUT (copies the CSV and charts
 # to docs/perf, rewrites docs/performance.md).
@@ -132,13 +132,17 @@ while [ "$rep" -le "${TRANSFER_TURNS:-2}" ]; do
   rep=$((rep + 1))
 done
 [ -f "$raw/transfer.csv" ] && cp "$raw/transfer.csv" "$out/transfer.csv"
+# Issue 35: many small arrays at once (uploadAll/downloadAll, with and without cuMemcpyBatchAsync) against
+# loops of single-array copies, cuhandle's and JCuda's, taking turns in one JVM.
+step "batch array copies cuhandle and JCuda" batch.csv timeout 600 "$here/run-class" dev.cuhandle.bench.BatchCopyBenchmark
+[ -f "$raw/batch.csv" ] && cp "$raw/batch.csv" "$out/batch.csv"
 echo "== benchmarks took $(( $(date +%s) - bench_start )) s" >>"$log"
 
-for f in cold.csv cublas.csv cuhandle-blas.csv launch.csv handle.csv anchors.txt transfer.csv; do
+for f in cold.csv cublas.csv cuhandle-blas.csv launch.csv handle.csv anchors.txt transfer.csv batch.csv; do
   [ -f "$raw/$f" ] || : >"$raw/$f"
 done
 python3 "$here/bench/report.py" "$out" "$raw/notes.csv" "$raw/cold.csv" "$raw/cublas.csv" "$raw/cuhandle-blas.csv" "$raw/launch.csv" \
-  "$raw/handle.csv" "$raw/anchors.txt" "$raw/transfer.csv" 2>>"$log"
+  "$raw/handle.csv" "$raw/anchors.txt" "$raw/transfer.csv" "$raw/batch.csv" 2>>"$log"
 echo "report.py exit $?" >>"$log"
 rm -rf "$raw"
 tail -1 "$log"

@@ -53,6 +53,12 @@ def synthetic(folder):
         extra.append(f"jcuda,transfer,float_d2h,{n},7.0,GB/s")
         extra.append(f"c_pageable,transfer,h2d,{n},8.8,GB/s")
         extra.append(f"c_pinned,transfer,h2d,{n},55.0,GB/s")
+    for impl, up, back in (("cuhandle_all", 800, 900), ("cuhandle_all_per_piece", 1200, 1300), ("cuhandle_loop", 3000, 3200),
+                           ("jcuda_loop", 2000, 2200)):
+        extra.append(f"{impl},batch,float_h2d_1000,4096,{up},us")
+        extra.append(f"{impl},batch,float_roundtrip_1000,4096,{up + back},us")
+    extra.append("cuhandle_all,batch,float_d2h_10000,256,500,us")
+    extra.append("cuhandle_loop,batch,float_d2h_10000,256,20000,us")
     anchors = ["driver_launch_us 4.0", "driver_launch_us 3.0", "driver_launch_us 5.0",
                "mt_launch_threads_4_Mlaunch_per_s 0.610"]
     paths = []
@@ -132,6 +138,15 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(self.line("| float[] | 64 KiB | device to host"),
                          "| float[] | 64 KiB | device to host | 8.00 | 7.00 | 1.14 | - | - | met |")
         self.assertNotIn("| double[] |", self.md, "no rows for a type the run did not measure")
+
+    def test_batch_ratios_and_the_goal_on_the_round_trip(self):
+        # 1,000 x 4 KiB round trip: loop 6200 / 1700 = 3.65 >= 2, JCuda 4200 / 1700 = 2.47 >= 1.5: met.
+        self.assertEqual(self.line("| 1,000 x 4 KiB | round trip"),
+                         "| 1,000 x 4 KiB | round trip | 1700.0 | 2500.0 | 6200.0 | 4200.0 | 3.65 | 2.47 | met |")
+        self.assertEqual(self.line("| 1,000 x 4 KiB | host to device"),
+                         "| 1,000 x 4 KiB | host to device | 800.0 | 1200.0 | 3000.0 | 2000.0 | 3.75 | 2.50 | - |")
+        self.assertEqual(self.line("| 10,000 x 256 B | device to host"),
+                         "| 10,000 x 256 B | device to host | 500.0 | - | 20000.0 | - | 40.00 | - | - |")
 
     def test_csv_round_trip_and_readme_markers(self):
         readme = os.path.join(self.dir, "README.md")

@@ -58,7 +58,7 @@ int control(int command, int arg, int *result) {
         *result = g_primary[arg] ? g_primary[arg]->retains : 0;
         return SUCCESS;
     case 7:
-        g_use_after_free = g_launches = g_out_of_bounds = g_bad_handles = g_launches_outside_current = g_memory_calls_outside_current = 0;
+        g_use_after_free = g_launches = g_out_of_bounds = g_bad_handles = g_launches_outside_current = g_memory_calls_outside_current = g_batch_copies = 0;
         g_green_violations = g_detached_calls = 0;
         *result = 0;
         return SUCCESS;
@@ -88,6 +88,7 @@ int control(int command, int arg, int *result) {
     case 45: *result = (int)g_deferred_runs; return SUCCESS;
     case 46: *result = (int)g_pools.n; return SUCCESS;
     case 47: *result = (int)g_memory_calls_outside_current; return SUCCESS;
+    case 48: *result = (int)g_batch_copies; return SUCCESS;
     case 70: *result = (int)g_green_violations; return SUCCESS;
     case 71:
     case 72:

@@ -97,11 +97,20 @@ static int defer(int kind, CUdeviceptr dst, void *host, int pageable, CUdevicept
     return SUCCESS;
 }
 
+static int copy_for(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsigned char fill, size_t n,
+                    CUstream hStream, int wait, int64_t work);
+
 /* Copies in stream time (see Deferred): at once when the stream is idle, else when it gets there.
  * The stream is busy for the simulated work time and the allocations count as in use until then.
  * Every device range must lie inside one allocation of the context. */
 int copy(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsigned char fill, size_t n,
                 CUstream hStream, int wait) {
+    return copy_for(kind, dst, host, src, fill, n, hStream, wait, g_work_ns);
+}
+
+/* copy, keeping the stream busy for `work` ns (a batch is one piece of work: its first copy). */
+static int copy_for(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsigned char fill, size_t n,
+                    CUstream hStream, int wait, int64_t work) {
     Stream *s;
     int rc = resolve_stream(hStream, stream_needs_current_context(), &s);
     if (rc) return rc;
@@ -115,7 +124,7 @@ int copy(enum CopyKind kind, CUdeviceptr dst, void *host, CUdeviceptr src, unsig
         GraphOp op = {.kind = kind, .dst = dst, .src = src, .host = host, .fill = fill, .n = n};
         return graph_record(s->capture, &op);
     }
-    int64_t done = enqueue(s, g_work_ns);
+    int64_t done = enqueue(s, work);
     if (da) da->in_use_until = max64(da->in_use_until, done);
     if (sa) sa->in_use_until = max64(sa->in_use_until, done);
     if (done <= now_ns()) {
@@ -147,6 +156,58 @@ EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstr
 EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream) {
     ENTER();
     RETURN(copy(DTOD, dst, NULL, src, 0, n, hStream, 0));
+}
+
+long g_batch_copies; /* cuMemcpyBatchAsync calls that queued their copies */
+
+/* cuMemcpyBatchAsync in CUDA 12.8's ABI (the one cuGetProcAddress hands out for 12080): every copy
+ * is checked before any is queued; then they are queued in order on the stream as one piece of
+ * work. A pointer inside a device allocation of the stream's context is device memory, any other
+ * host memory; host-to-host copies are not modelled (INVALID_VALUE). *failIdx is the index of the
+ * copy a failure pertains to, SIZE_MAX for one that pertains to none, as the driver documents. */
+EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                   CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+                                   CUstream hStream) {
+    ENTER();
+    if (!failIdx) RETURN(INVALID_VALUE);
+    *failIdx = SIZE_MAX;
+    if (count == 0 || !dsts || !srcs || !sizes) RETURN(INVALID_VALUE);
+    if (!attrs || !attrsIdxs || numAttrs == 0 || numAttrs > count || attrsIdxs[0] != 0) RETURN(INVALID_VALUE);
+    for (size_t k = 0; k < numAttrs; k++) {
+        if (k > 0 && attrsIdxs[k] <= attrsIdxs[k - 1]) RETURN(INVALID_VALUE);
+        if (attrsIdxs[k] >= count) RETURN(INVALID_VALUE);
+        if (attrs[k].srcAccessOrder < MEMCPY_SRC_ACCESS_ORDER_STREAM || attrs[k].srcAccessOrder > MEMCPY_SRC_ACCESS_ORDER_ANY) {
+            *failIdx = attrsIdxs[k];
+            RETURN(INVALID_VALUE);
+        }
+    }
+    /* The legacy NULL stream is refused, as documented. */
+    if (!hStream || (uintptr_t)hStream == STREAM_LEGACY) RETURN(INVALID_VALUE);
+    Stream *s;
+    int rc = resolve_stream(hStream, stream_needs_current_context(), &s);
+    if (rc) RETURN(rc);
+    enum CopyKind *kinds = malloc(count * sizeof *kinds);
+    if (!kinds) RETURN(OUT_OF_MEMORY);
+    for (size_t i = 0; i < count; i++) {
+        int dst_device = find_range(s->ctx, dsts[i], 0) != NULL, src_device = find_range(s->ctx, srcs[i], 0) != NULL;
+        int out_of_bounds = (dst_device && !find_range(s->ctx, dsts[i], sizes[i])) || (src_device && !find_range(s->ctx, srcs[i], sizes[i]));
+        if (out_of_bounds) g_out_of_bounds++;
+        if (out_of_bounds || !dsts[i] || !srcs[i] || (!dst_device && !src_device)) {
+            free(kinds);
+            *failIdx = i;
+            RETURN(INVALID_VALUE);
+        }
+        kinds[i] = dst_device ? (src_device ? DTOD : HTOD) : DTOH;
+    }
+    for (size_t i = 0; i < count && !rc; i++) {
+        void *host = kinds[i] == HTOD ? (void *)(uintptr_t)srcs[i] : kinds[i] == DTOH ? (void *)(uintptr_t)dsts[i] : NULL;
+        rc = copy_for(kinds[i], kinds[i] == DTOH ? 0 : dsts[i], host, kinds[i] == HTOD ? 0 : srcs[i], 0, sizes[i], hStream, 0,
+                      i == 0 ? g_work_ns : 0);
+        if (rc) *failIdx = i;
+    }
+    free(kinds);
+    if (!rc) g_batch_copies++;
+    RETURN(rc);
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream hStream) {

@@ -238,6 +238,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
         {"cuGreenCtxDestroy", (void *)cuGreenCtxDestroy, 12040},
         {"cuGreenCtxStreamCreate", (void *)cuGreenCtxStreamCreate, 12040},
         {"cuStreamGetGreenCtx", (void *)cuStreamGetGreenCtx, 12040},
+        {"cuMemcpyBatchAsync", (void *)cuMemcpyBatchAsync, 12080},
     };
     int version = driver_version();
     for (size_t i = 0; i < sizeof OPTIONAL / sizeof OPTIONAL[0]; i++)

@@ -325,6 +325,18 @@ typedef struct {
     unsigned numAttrs;
 } LaunchConfig;
 
+/* CUmemcpyAttributes of CUDA 12.8 (cuMemcpyBatchAsync): CUmemLocation is { type, id }. */
+typedef struct {
+    int type, id;
+} MemLocation;
+typedef struct {
+    unsigned srcAccessOrder; /* CUmemcpySrcAccessOrder */
+    MemLocation srcLocHint, dstLocHint;
+    unsigned flags;
+} CUmemcpyAttributes;
+#define MEMCPY_SRC_ACCESS_ORDER_STREAM 1u
+#define MEMCPY_SRC_ACCESS_ORDER_ANY 3u
+
 /* Entry points that other entry points hand out (cuGetProcAddress). */
 EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize);
 EXPORT CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary library);
@@ -333,6 +345,9 @@ EXPORT CUresult cuKernelGetName(const char **name, CUkernel kernel);
 EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel, CUdevice dev);
 EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction f, const LaunchConfig *config);
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                   CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+                                   CUstream hStream);
 EXPORT CUresult cuModuleGetLoadingMode(int *mode);
 EXPORT CUresult cuLogsUnregisterCallback(void *callback);
 EXPORT CUresult cuLogsRegisterCallback(void (*callbackFunc)(void *, int, char *, size_t), void *userData, void **callback_out);
@@ -378,6 +393,7 @@ extern int64_t g_work_ns;
 extern _Thread_local int g_fail_next_sync;
 extern _Thread_local int g_fail_allocs, g_fail_host_allocs;
 extern long g_use_after_free, g_launches, g_out_of_bounds, g_bad_handles;
+extern long g_batch_copies;
 extern long g_launches_outside_current, g_memory_calls_outside_current;
 /* Counts a memory call on `s` made while its context is not current (g_memory_calls_outside_current). */
 void note_outside_current(const Stream *s);

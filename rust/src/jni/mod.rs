@@ -1,6 +1,7 @@
 //! The JNI layer: converts Java arguments, calls the core, and turns every error or panic into a
 //! Java exception. No CUDA logic lives here.
 
+mod batch_transfer;
 mod blas;
 mod buffer;
 mod completion;

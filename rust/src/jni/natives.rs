@@ -11,7 +11,8 @@
 
 use crate::jni::registration::NativeClass;
 use crate::jni::{
-    blas, buffer, completion, cuda, event, graph, handle, host_registration, launch, library, nvrtc, partition, pinned, transfer, variables,
+    batch_transfer, blas, buffer, completion, cuda, event, graph, handle, host_registration, launch, library, nvrtc, partition, pinned,
+    transfer, variables,
 };
 #[cfg(feature = "test-api")]
 use crate::jni::{testing, testing_driver_probe, testing_green_context};
@@ -27,6 +28,7 @@ pub const CLASSES: &[NativeClass] = &[
             partition::METHODS,
             buffer::METHODS,
             transfer::METHODS,
+            batch_transfer::METHODS,
             host_registration::METHODS,
             library::METHODS,
             launch::METHODS,

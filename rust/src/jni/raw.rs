@@ -52,6 +52,13 @@ impl ElementKind {
     }
 }
 
+/// The element size of the primitive type the JVM's letter `type_code` names (B, S, C, I, J, F, D).
+pub fn element_bytes(type_code: jint) -> Result<usize, Error> {
+    ElementKind::from_code(type_code)
+        .map(ElementKind::bytes)
+        .ok_or_else(|| Error::invalid_argument(format!("unsupported array element type code {type_code}")))
+}
+
 impl ArrayRegion {
     /// # Safety
     /// `env` must be the current thread's JNIEnv and `array` a live local reference to a

@@ -3,6 +3,7 @@
 //! array on several threads).
 
 use crate::core::error::Error;
+use crate::core::handle::{Handle, Queue};
 use crate::core::transfer::{self, Plan};
 use crate::jni::buffer::{pair, size};
 use crate::jni::entry::entry;
@@ -22,7 +23,7 @@ pub const METHODS: &[NativeMethod<'static>] = &[native!(
 )];
 
 /// The value of `stream` that means "the handle's current stream".
-const HANDLE_STREAM: jlong = -1;
+pub(crate) const HANDLE_STREAM: jlong = -1;
 
 /// One range of an array copy as Java describes it: where in the buffer and the array, which way
 /// (`upload`: to the device, which returns once the array may change again, or, with
@@ -39,18 +40,18 @@ struct Range {
 }
 
 /// How a range is chunked, from Java's plan (`dev.cuhandle.TransferPlan`).
-struct PlanArgs {
-    chunk_bytes: jlong,
-    depth: jint,
-    slot_bytes: jlong,
-    max_idle_slots: jint,
+pub(crate) struct PlanArgs {
+    pub(crate) chunk_bytes: jlong,
+    pub(crate) depth: jint,
+    pub(crate) slot_bytes: jlong,
+    pub(crate) max_idle_slots: jint,
     /// Chunks copied with `memcpy` in a critical region instead of JNI region copies (`raw::ArrayRegion`).
-    critical_copy: bool,
+    pub(crate) critical_copy: bool,
 }
 
 impl PlanArgs {
     /// The plan, with the chunk cut to whole elements so that no region copy splits one.
-    fn plan(&self, element_bytes: usize) -> JniResult<Plan> {
+    pub(crate) fn plan(&self, element_bytes: usize) -> JniResult<Plan> {
         let chunk = size(self.chunk_bytes, "the chunk size")?;
         let chunk = (chunk - chunk % element_bytes).max(element_bytes);
         Ok(Plan {
@@ -89,18 +90,7 @@ fn copy_range(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), array: &JObject<'_>
     }
     let plan = plan.plan(element)?;
     let _scope = handle.activate()?;
-    // The ranges of one array copy all go to the stream the handle had when the copy began: the
-    // Java caller holds the handle entered across them, so no stream switch can come between (a
-    // switch waits for calls in flight), and the handle's queue is that stream.
-    let queue = handle.queue()?;
-    if range.stream != HANDLE_STREAM && queue.raw() as usize as jlong != range.stream {
-        return Err(Error::invalid_state(format!(
-            "an array copy's ranges were meant for stream {:#x}, but the handle's stream is now {:p}",
-            range.stream,
-            queue.raw()
-        ))
-        .into());
-    }
+    let queue = queue_of(handle, range.stream, "an array copy's ranges were")?;
     if range.upload {
         transfer::upload(buffer, offset, bytes, &queue, plan, range.wait_for_device, |done, piece| {
             region.read(array_offset + done, piece)
@@ -109,6 +99,21 @@ fn copy_range(env: &Env<'_>, (h, b): (HandlePtr, BufferPtr), array: &JObject<'_>
         transfer::download(buffer, offset, bytes, &queue, plan, |done, piece| region.write(array_offset + done, piece))?;
     }
     Ok(())
+}
+
+/// The handle's queue, which must be `stream` unless that is `HANDLE_STREAM`: the ranges of one
+/// array copy (or an asynchronous copy) all go to the stream the handle had when the copy began.
+/// The Java caller holds the handle entered across them, so no stream switch can come between (a
+/// switch waits for calls in flight), and the handle's queue is that stream. `what` begins the
+/// message otherwise ("an array copy's ranges were"). Call with the handle's context active.
+pub(crate) fn queue_of<'h>(handle: &'h Handle, stream: jlong, what: &str) -> JniResult<Queue<'h>> {
+    let queue = handle.queue()?;
+    if stream != HANDLE_STREAM && queue.raw() as usize as jlong != stream {
+        return Err(
+            Error::invalid_state(format!("{what} meant for stream {stream:#x}, but the handle's stream is now {:p}", queue.raw())).into()
+        );
+    }
+    Ok(queue)
 }
 
 /// One range of an array copy (see `copy_range`).

@@ -10,6 +10,7 @@
 use super::dev_resource::DevResource;
 use super::launch_config::LaunchConfig;
 use super::logs::LogsCallback;
+use super::memcpy_batch::MemcpyAttributes;
 use super::Driver;
 use crate::core::error::Result;
 use cudarc::driver::sys::{
@@ -272,6 +273,12 @@ driver_api! {
         cuCtxFromGreenCtx = "cuCtxFromGreenCtx" since 12040 (context: *mut CUcontext, green: *mut c_void);
         cuGreenCtxDestroy = "cuGreenCtxDestroy" since 12040 (green: *mut c_void);
         cuStreamGetGreenCtx = "cuStreamGetGreenCtx" since 12040 (stream: CUstream, green: *mut *mut c_void);
+        // Many copies in one call (CUDA 12.8+): the copies of a staged batch of Java arrays
+        // (core/transfer/batch.rs). Looked up for 12.8, whose ABI has `failIdx` (memcpy_batch.rs).
+        cuMemcpyBatchAsync = "cuMemcpyBatchAsync" since 12080 (
+            dsts: *mut CUdeviceptr, srcs: *mut CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut MemcpyAttributes, attrs_idxs: *mut usize,
+            num_attrs: usize, fail_idx: *mut usize, stream: CUstream
+        );
         cuOccupancyMaxPotentialClusterSize = "cuOccupancyMaxPotentialClusterSize" since 11080 (cluster_size: *mut c_int, function: CUfunction, config: *const LaunchConfig);
     }
 }

@@ -5,6 +5,7 @@ pub mod dev_resource;
 pub mod launch;
 pub mod launch_config;
 pub mod logs;
+pub mod memcpy_batch;
 pub mod stream_context;
 
 pub use api::Optional;

@@ -8,6 +8,8 @@
 //! thread; the caller splits large arrays into ranges copied on several threads at once
 //! (`dev.cuhandle.ArrayTransfers`), all on the same stream, so that stream order is kept.
 
+pub mod batch;
+mod engine;
 pub mod pipeline;
 pub mod staging;
 
@@ -15,7 +17,7 @@ use crate::core::context::Context;
 use crate::core::error::{Error, Result};
 use crate::core::memory::DeviceMemory;
 use crate::core::streams::StreamUse;
-use cudarc::driver::sys::{CUdeviceptr, CUstream};
+use engine::{DriverEngine, Segment};
 use staging::{Pool, Slot};
 
 /// How one range is copied: chunk size, number of staging slots (2 = double buffering) and the
@@ -37,42 +39,6 @@ impl Plan {
             )));
         }
         Ok(Plan { slot_bytes: self.slot_bytes.max(self.chunk_bytes), ..self })
-    }
-}
-
-/// The driver side of the pipeline: DMA between staging slots and one device allocation on one
-/// stream, in the active context.
-struct DriverEngine<'a> {
-    ctx: &'a Context,
-    base: CUdeviceptr,
-    stream: CUstream,
-}
-
-impl pipeline::Engine for DriverEngine<'_> {
-    type Slot = Slot;
-
-    fn host<'s>(&self, slot: &'s mut Slot) -> &'s mut [u8] {
-        slot.host()
-    }
-
-    fn wait(&self, slot: &mut Slot) -> Result<()> {
-        slot.wait(self.ctx)
-    }
-
-    fn to_device(&self, slot: &mut Slot, device_offset: usize, len: usize) -> Result<()> {
-        let driver = self.ctx.driver();
-        // SAFETY: the device range lies inside the allocation (checked once for the whole copy by
-        // `copy`), the slot holds at least `len` bytes (a chunk) and stays allocated until its
-        // event says the DMA finished; the context is active.
-        self.ctx.noted(unsafe { driver.cuMemcpyHtoDAsync(self.base + device_offset as u64, slot.address().cast(), len, self.stream) })?;
-        slot.mark_queued(self.ctx, self.stream)
-    }
-
-    fn to_host(&self, slot: &mut Slot, device_offset: usize, len: usize) -> Result<()> {
-        let driver = self.ctx.driver();
-        // SAFETY: as `to_device`; the slot's memory is not touched until its event is waited for.
-        self.ctx.noted(unsafe { driver.cuMemcpyDtoHAsync(slot.address().cast(), self.base + device_offset as u64, len, self.stream) })?;
-        slot.mark_queued(self.ctx, self.stream)
     }
 }
 
@@ -143,6 +109,8 @@ fn copy(
     let chunk = plan.chunk_bytes.min(len);
     let slots = plan.depth.min(len.div_ceil(chunk));
     let mut checkout = Pool::of(ctx).checkout(ctx, slots, plan.slot_bytes, plan.max_idle_slots)?;
-    let engine = DriverEngine { ctx, base: memory.address(), stream };
+    // One segment from the allocation's base: the pipeline's offsets are offsets in the allocation.
+    let whole = [Segment { index: 0, start: 0, len: memory.bytes(), device: memory.address() }];
+    let engine = DriverEngine::new(ctx, stream, &whole, false);
     run(&engine, &mut checkout.slots, chunk)
 }

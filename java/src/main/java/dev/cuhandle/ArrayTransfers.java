@@ -15,12 +15,12 @@ import java.util.concurrent.CompletableFuture;
  */
 final class ArrayTransfers {
     /** Stream argument of {@code NativeApi.arrayCopy}: the handle's current stream. */
-    private static final long HANDLE_STREAM = -1;
+    static final long HANDLE_STREAM = -1;
 
     private ArrayTransfers() {}
 
     /** A primitive array type: the JVM's letter for it (which picks JNI's region copy) and its element size. */
-    private enum Kind {
+    enum Kind {
         BYTE(byte.class, 'B', 1), SHORT(short.class, 'S', 2), CHAR(char.class, 'C', 2), INT(int.class, 'I', 4), LONG(long.class, 'J', 8),
         FLOAT(float.class, 'F', 4), DOUBLE(double.class, 'D', 8);
 
@@ -36,13 +36,18 @@ final class ArrayTransfers {
         }
 
         static Kind of(Object array) {
-            Class<?> element = array.getClass().getComponentType();
+            return ofArrayClass(array.getClass());
+        }
+
+        /** The kind of the arrays of class {@code arrayClass} ({@code float[].class} and friends). */
+        static Kind ofArrayClass(Class<?> arrayClass) {
+            Class<?> element = arrayClass.getComponentType();
             for (Kind kind : ALL) {
                 if (kind.element == element) {
                     return kind;
                 }
             }
-            throw new IllegalArgumentException("unsupported array type " + array.getClass().getSimpleName()
+            throw new IllegalArgumentException("unsupported array type " + arrayClass.getSimpleName()
                     + "; expected byte[], short[], char[], int[], long[], float[] or double[]");
         }
     }
@@ -104,31 +109,10 @@ final class ArrayTransfers {
         }
         long entered = b;
         long bufferOffset = buffer.byteOffset();
-        CompletableFuture<Void> result = new CompletableFuture<>();
-        Runnable task = () -> {
-            Throwable failure = null;
-            try {
-                run(h, entered, bufferOffset, array, kind, arrayOffset, length, upload, stream, true);
-            } catch (Throwable t) {
-                failure = t;
-            } finally {
-                DeviceBuffer.exit(buffer, entered);
-                handle.exit();
-            }
-            if (failure == null) {
-                result.complete(null);
-            } else {
-                result.completeExceptionally(failure);
-            }
-        };
-        try {
-            TransferThreads.async(task);
-        } catch (RuntimeException | Error e) {
+        return TransferThreads.future(() -> run(h, entered, bufferOffset, array, kind, arrayOffset, length, upload, stream, true), () -> {
             DeviceBuffer.exit(buffer, entered);
             handle.exit();
-            throw e;
-        }
-        return result;
+        });
     }
 
     /**

@@ -38,6 +38,17 @@ package dev.cuhandle;
  * driver with no staging; a direct buffer copied many times can be page-locked with
  * {@link HostRegistration#register(Handle, java.nio.ByteBuffer)}.
  *
+ * <h2 id="batches">Many arrays at once</h2>
+ *
+ * <p>{@link Handle#uploadAll(float[][], DeviceBuffer[])} and {@link Handle#downloadAll(DeviceBuffer[], float[][])}
+ * (for every primitive type, with asynchronous forms) copy many arrays, each to or from its own buffer, in one
+ * pass of the pipeline above: the arrays are laid end to end, so many small arrays share one staging chunk, and
+ * the copies of a chunk go to the driver in one {@code cuMemcpyBatchAsync} call (CUDA 12.8+ drivers), or one copy
+ * per array piece on older drivers (pieces whose buffers follow one another in device memory become one copy).
+ * The guarantees are those of a single array: no critical region across a wait for the GPU, the handle's stream,
+ * each array read or written once. A batch runs on one thread. The destinations of an upload must not overlap.
+ * {@code cuhandle.transfer.batchEntry=false} keeps batches off {@code cuMemcpyBatchAsync} (for comparisons).
+ *
  * <h2 id="async">Asynchronous array copies</h2>
  *
  * <p>{@code uploadAsync} and {@code downloadAsync} of an array return a future at once; a

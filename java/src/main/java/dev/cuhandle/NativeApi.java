@@ -118,6 +118,15 @@ final class NativeApi {
     static native void arrayCopy(long handle, long buffer, long offset, Object array, int typeCode, long arrayByteOffset, long bytes, boolean upload,
             long stream, long chunkBytes, int depth, long slotBytes, int idleSlots, boolean waitForDevice, boolean criticalCopy);
 
+    /**
+     * A batch copy between many Java arrays of one type and as many device buffers, in one staged pass ({@link BatchTransfers}):
+     * {@code buffers} are entered buffer pointers, {@code offsets} their byte offsets, {@code lengths} the arrays' byte lengths;
+     * {@code stream}, {@code waitForDevice} and {@code criticalCopy} as for {@link #arrayCopy}; {@code batched} lets the copies of
+     * a chunk go to the driver in one {@code cuMemcpyBatchAsync} call where the driver has it.
+     */
+    static native void batchCopy(long handle, long[] buffers, long[] offsets, long[] lengths, Object[] arrays, int typeCode, boolean upload,
+            long stream, long chunkBytes, int depth, long slotBytes, int idleSlots, boolean waitForDevice, boolean criticalCopy, boolean batched);
+
     static native long hostRegister(long handle, ByteBuffer direct);
 
     static native void hostUnregister(long registration);

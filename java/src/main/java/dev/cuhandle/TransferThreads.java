@@ -1,5 +1,6 @@
 package dev.cuhandle;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -94,6 +95,37 @@ final class TransferThreads {
     /** Runs {@code copy} on an asynchronous-copy thread. */
     static void async(Runnable copy) {
         ASYNC.execute(copy);
+    }
+
+    /**
+     * Runs {@code copy} on an asynchronous-copy thread, then {@code exit} (which leaves what the copy entered), and
+     * returns a future completed after both, exceptionally with what {@code copy} threw. If the copy cannot be
+     * started, {@code exit} runs at once and the failure is thrown.
+     */
+    static CompletableFuture<Void> future(Runnable copy, Runnable exit) {
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        Runnable task = () -> {
+            Throwable failure = null;
+            try {
+                copy.run();
+            } catch (Throwable t) {
+                failure = t;
+            } finally {
+                exit.run();
+            }
+            if (failure == null) {
+                result.complete(null);
+            } else {
+                result.completeExceptionally(failure);
+            }
+        };
+        try {
+            async(task);
+        } catch (RuntimeException | Error e) {
+            exit.run();
+            throw e;
+        }
+        return result;
     }
 
     /** The shared state of one split copy. */

@@ -4,7 +4,8 @@ package dev.cuhandle;
  * Child-JVM body of {@link GcStallGpuTest}: queues about 3 s of GPU work (a spin kernel on a GPU,
  * simulated time on the stand-in), downloads a 64 MiB array behind it on one thread while another
  * thread keeps allocating, and prints the worst pause the allocating thread saw and how long the
- * download waited. Prints {@code maxStallMs=...} and {@code downloadMs=...}.
+ * download waited. Prints {@code maxStallMs=...} and {@code downloadMs=...}. With the argument {@code batch} the
+ * download is one {@code downloadAll} of 1,024 arrays (views of the same 64 MiB), which must not stall either.
  *
  * <p>With the argument {@code baseline} it uses no GPU: the other thread sleeps as long as the
  * download would wait, with the same 64 MiB array live, so the printed stall is the collector's own
@@ -13,6 +14,8 @@ package dev.cuhandle;
 public final class GcStallMain {
     private static final double WORK_SECONDS = 3.0;
     private static final int FLOATS = 16 << 20;
+    /** Arrays of the download with the argument {@code batch}: one {@code downloadAll} of 1,024 arrays of 64 KiB. */
+    private static final int BATCH = 1024;
 
     private GcStallMain() {}
 
@@ -37,11 +40,21 @@ public final class GcStallMain {
                 kernels = TestKernels.load();
                 h.launch(kernels.kernel("cuh_test_spin"), Dim3.of(1), Dim3.of(1), 0, (long) (WORK_SECONDS * HandleGpuTestBase.SPIN_CYCLES_PER_SECOND));
             }
-            float[] out = new float[FLOATS];
+            boolean batch = args.length > 0 && args[0].equals("batch");
+            float[] out = new float[batch ? 0 : FLOATS];
+            float[][] parts = new float[batch ? BATCH : 0][FLOATS / BATCH];
+            DeviceBuffer[] views = new DeviceBuffer[parts.length];
+            for (int i = 0; i < views.length; i++) {
+                views[i] = x.slice(4L * i * (FLOATS / BATCH), 4L * (FLOATS / BATCH));
+            }
             long[] downloadNanos = new long[1];
             Thread downloader = startThread(() -> {
                 long start = System.nanoTime();
-                x.download(out);
+                if (batch) {
+                    h.downloadAll(views, parts);
+                } else {
+                    x.download(out);
+                }
                 downloadNanos[0] = System.nanoTime() - start;
             });
             long maxGap = churnWhileAlive(downloader);

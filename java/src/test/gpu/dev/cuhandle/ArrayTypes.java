@@ -111,6 +111,59 @@ enum ArrayTypes {
         }
     }
 
+    /** A new array of arrays of this type ({@code float[][]} and so on), {@code count} null entries. */
+    Object[] batch(int count) {
+        return (Object[]) java.lang.reflect.Array.newInstance(allocate(0).getClass(), count);
+    }
+
+    void uploadAll(Handle h, Object[] src, DeviceBuffer[] dst) {
+        switch (this) {
+            case BYTE: h.uploadAll((byte[][]) src, dst); break;
+            case SHORT: h.uploadAll((short[][]) src, dst); break;
+            case CHAR: h.uploadAll((char[][]) src, dst); break;
+            case INT: h.uploadAll((int[][]) src, dst); break;
+            case LONG: h.uploadAll((long[][]) src, dst); break;
+            case FLOAT: h.uploadAll((float[][]) src, dst); break;
+            default: h.uploadAll((double[][]) src, dst); break;
+        }
+    }
+
+    void downloadAll(Handle h, DeviceBuffer[] src, Object[] dst) {
+        switch (this) {
+            case BYTE: h.downloadAll(src, (byte[][]) dst); break;
+            case SHORT: h.downloadAll(src, (short[][]) dst); break;
+            case CHAR: h.downloadAll(src, (char[][]) dst); break;
+            case INT: h.downloadAll(src, (int[][]) dst); break;
+            case LONG: h.downloadAll(src, (long[][]) dst); break;
+            case FLOAT: h.downloadAll(src, (float[][]) dst); break;
+            default: h.downloadAll(src, (double[][]) dst); break;
+        }
+    }
+
+    CompletableFuture<Void> uploadAllAsync(Handle h, Object[] src, DeviceBuffer[] dst) {
+        switch (this) {
+            case BYTE: return h.uploadAllAsync((byte[][]) src, dst);
+            case SHORT: return h.uploadAllAsync((short[][]) src, dst);
+            case CHAR: return h.uploadAllAsync((char[][]) src, dst);
+            case INT: return h.uploadAllAsync((int[][]) src, dst);
+            case LONG: return h.uploadAllAsync((long[][]) src, dst);
+            case FLOAT: return h.uploadAllAsync((float[][]) src, dst);
+            default: return h.uploadAllAsync((double[][]) src, dst);
+        }
+    }
+
+    CompletableFuture<Void> downloadAllAsync(Handle h, DeviceBuffer[] src, Object[] dst) {
+        switch (this) {
+            case BYTE: return h.downloadAllAsync(src, (byte[][]) dst);
+            case SHORT: return h.downloadAllAsync(src, (short[][]) dst);
+            case CHAR: return h.downloadAllAsync(src, (char[][]) dst);
+            case INT: return h.downloadAllAsync(src, (int[][]) dst);
+            case LONG: return h.downloadAllAsync(src, (long[][]) dst);
+            case FLOAT: return h.downloadAllAsync(src, (float[][]) dst);
+            default: return h.downloadAllAsync(src, (double[][]) dst);
+        }
+    }
+
     /** The device bytes {@code [0, bytes)} of {@code buffer}, read through a direct ByteBuffer (no staging). */
     static byte[] deviceBytes(Handle h, DeviceBuffer buffer, int bytes) {
         ByteBuffer direct = ByteBuffer.allocateDirect(Math.max(1, bytes));

@@ -24,18 +24,19 @@ class GcStallGpuTest {
     Path tmp;
 
     /** With JNI region copies and with critical-region copies ({@link TransferPlan#CRITICAL_COPY}), which L4 bounds to one chunk's memcpy. */
-    @ParameterizedTest(name = "{0}, critical copies {1}")
-    @CsvSource({"-XX:+UseG1GC,false", "-XX:+UseParallelGC,false", "-XX:+UseG1GC,true", "-XX:+UseParallelGC,true"})
-    void aDownloadWaitingForTheGpuDoesNotStopOtherThreads(String collector, boolean criticalCopies) throws Exception {
+    @ParameterizedTest(name = "{0}, critical copies {1}, batch {2}")
+    @CsvSource({"-XX:+UseG1GC,false,false", "-XX:+UseParallelGC,false,false", "-XX:+UseG1GC,true,false", "-XX:+UseParallelGC,true,false",
+        "-XX:+UseG1GC,true,true", "-XX:+UseParallelGC,true,true"})
+    void aDownloadWaitingForTheGpuDoesNotStopOtherThreads(String collector, boolean criticalCopies, boolean batch) throws Exception {
         List<String> options = new ArrayList<>(List.of(collector, "-Xmx512m", "-Xms512m", "-D" + TransferPlan.CRITICAL_COPY + "=" + criticalCopies));
         if (StandIn.active()) {
             options.add("-D" + StandIn.PROPERTY + "=true");
         }
-        ChildJvm child = ChildJvm.run(tmp, GcStallMain.class, options);
+        ChildJvm child = ChildJvm.run(tmp, GcStallMain.class, options, batch ? new String[] {"batch"} : new String[0]);
         assertEquals(0, child.exitCode, child.output);
         double stall = value(child.output, "maxStallMs=");
         double download = value(child.output, "downloadMs=");
-        System.out.println("[gc-stall] " + collector + (criticalCopies ? ", critical copies" : "") + (StandIn.active() ? " (stand-in)" : " (GPU)") + ": worst allocation stall "
+        System.out.println("[gc-stall] " + collector + (criticalCopies ? ", critical copies" : "") + (batch ? ", downloadAll of 1,024 arrays" : "") + (StandIn.active() ? " (stand-in)" : " (GPU)") + ": worst allocation stall "
                 + stall + " ms during a download that waited " + download + " ms");
         assertTrue(download >= 2_500, "the download should have waited for ~3 s of queued work: " + child.output);
         assertTrue(stall < 500, "another thread stalled " + stall + " ms while the download waited: " + child.output);

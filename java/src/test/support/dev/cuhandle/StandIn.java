@@ -144,6 +144,11 @@ public final class StandIn {
         return control(47, 0);
     }
 
+    /** {@code cuMemcpyBatchAsync} calls that queued their copies since the last {@link #resetCounters()}. */
+    public static int batchCopies() {
+        return control(48, 0);
+    }
+
     /** Pinned host allocations ({@code cuMemHostAlloc}) alive. */
     public static int liveHostAllocations() {
         return control(43, 0);
