@@ -10,6 +10,13 @@ extern "C" __global__ void cuh_test_add_one(float* x, int n) {
   }
 }
 
+// y[i] += a * x[i]: a scalar and two buffers, what the graph update tests change between replays.
+extern "C" __global__ void cuh_test_axpy(float* y, const float* x, float a, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    y[i] += a * x[i];
+  }
+}
+
 // Echoes every argument into out[0..6] so a test can see that each one arrived with its size,
 // alignment and value intact. Floating-point arguments are returned as their bit patterns
 // (c zero-extended), so the test compares exactly, NaN payloads included.

@@ -95,7 +95,7 @@ fi
 step "run-time compilation" compile.csv timeout 120 "$here/run-class" dev.cuhandle.bench.CompileBenchmark
 step "launches, cuhandle and JCuda" launch.csv timeout 120 "$here/run-class" dev.cuhandle.LaunchBenchmark
 step "the 0-argument launch gap to JCuda" launch.csv timeout 60 "$here/run-class" dev.cuhandle.LaunchGapBenchmark
-step "graphs of 100 saxpy n=1 against stream launches" graph.csv timeout 90 "$here/run-class" dev.cuhandle.bench.GraphBenchmark
+step "graphs of 100 saxpy n=1 against stream launches; graph updates against plain replays and recaptures" graph.csv timeout 90 "$here/run-class" dev.cuhandle.bench.GraphBenchmark
 # The handle's costs in fresh JVMs, each after a fresh C process that times the driver calls
 # beneath a call's activation (the floor of activation_overhead), so both see the same drift.
 i=1

@@ -1,8 +1,12 @@
 /*
  * Graphs by stream capture: beginning and ending a capture, the calls a capture forbids, the
- * recorded operations, instantiation, replay and destruction.
+ * recorded operations, instantiation, replay and destruction, and the kernel nodes an
+ * executable graph changes without a new capture.
  */
 #include "standin.h"
+
+/* Node handles: numbers unique across graphs (a graph's operations move as it grows), 0 never used. */
+static uintptr_t g_next_node_id = 1;
 
 int graph_record(Graph *g, const GraphOp *op) {
     if (g->n == g->cap) {
@@ -12,7 +16,8 @@ int graph_record(Graph *g, const GraphOp *op) {
         g->ops = ops;
         g->cap = cap;
     }
-    g->ops[g->n++] = *op;
+    g->ops[g->n] = *op;
+    g->ops[g->n++].id = g_next_node_id++;
     return SUCCESS;
 }
 
@@ -106,7 +111,7 @@ EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numN
     if (!vec_has(&g_graphs, hGraph)) RETURN(bad_handle(INVALID_HANDLE));
     Graph *g = hGraph;
     if (nodes)
-        for (size_t i = 0; i < g->n && i < *numNodes; i++) nodes[i] = &g->ops[i];
+        for (size_t i = 0; i < g->n && i < *numNodes; i++) nodes[i] = (CUgraphNode)g->ops[i].id;
     *numNodes = g->n;
     RETURN(SUCCESS);
 }
@@ -147,6 +152,8 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
     for (size_t i = 0; i < e->n; i++) {
         GraphOp *op = &e->ops[i];
         if (op->launch) {
+            memcpy(g_last_params, op->params, sizeof op->params); /* what the tests read back (control 16) */
+            memset(g_last_params + sizeof op->params, 0, sizeof g_last_params - sizeof op->params);
             int64_t done = enqueue(s, g_work_ns);
             for (int j = 0; j < op->npointers; j++) argument_use(s->ctx, &op->pointers[j], done);
             g_launches++;
@@ -154,6 +161,54 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
             RETURN(rc);
         }
     }
+    RETURN(SUCCESS);
+}
+
+/* The capture's status, identity, graph and current dependencies: its last recorded node alone
+ * (the stand-in's captures are chains), none before the first. */
+EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, int *status, uint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+                                          size_t *numDeps) {
+    ENTER();
+    if (!status) RETURN(INVALID_VALUE);
+    Stream *s;
+    int rc = resolve_stream(hStream, 0, &s);
+    if (rc) RETURN(rc);
+    Graph *g = s->capture;
+    *status = !g ? 0 : g->invalidated ? 2 : 1;
+    if (id) *id = (uint64_t)(uintptr_t)g;
+    if (graph) *graph = g;
+    s->capture_tail = g && g->n ? (CUgraphNode)g->ops[g->n - 1].id : NULL;
+    if (deps) *deps = s->capture_tail ? &s->capture_tail : NULL;
+    if (numDeps) *numDeps = s->capture_tail ? 1 : 0;
+    RETURN(SUCCESS);
+}
+
+/* New arguments, grid, block and shared memory for a launch node of an executable graph: the node must be one
+ * of its launches, the function the one it launches (the driver refuses another), the shape one a launch could
+ * have; the arguments are read as the kernel declares them. Later replays use them. */
+EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode, const KernelNodeParams *p) {
+    ENTER();
+    if (!p) RETURN(INVALID_VALUE);
+    if (!vec_has(&g_graph_execs, hGraphExec)) RETURN(bad_handle(INVALID_HANDLE));
+    Graph *e = hGraphExec;
+    GraphOp *op = NULL;
+    for (size_t i = 0; i < e->n && !op; i++)
+        if (e->ops[i].id == (uintptr_t)hNode) op = &e->ops[i];
+    if (!op || !op->launch) RETURN(INVALID_VALUE);
+    if (p->extra || p->func != op->kernel) RETURN(INVALID_VALUE);
+    Kernel *k = op->kernel;
+    int rc = check_launch_shape(k, e->ctx->dev, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+                                p->sharedMemBytes);
+    if (rc) RETURN(rc);
+    if (k->nparams > 0) {
+        if (!p->kernelParams) RETURN(INVALID_VALUE);
+        for (int i = 0; i < k->nparams; i++)
+            if (!p->kernelParams[i]) RETURN(INVALID_VALUE);
+        record_launch_arguments(op, k, p->kernelParams);
+    }
+    op->grid[0] = p->gridDimX, op->grid[1] = p->gridDimY, op->grid[2] = p->gridDimZ;
+    op->block[0] = p->blockDimX, op->block[1] = p->blockDimY, op->block[2] = p->blockDimZ;
+    op->shared = p->sharedMemBytes;
     RETURN(SUCCESS);
 }
 

@@ -100,12 +100,15 @@ typedef struct Stream {
     uint64_t thread;  /* owner thread of a per-thread stream */
     int64_t busy;     /* monotonic ns until which queued work runs */
     struct Graph *capture;   /* the graph being captured on this stream, or NULL */
+    CUgraphNode capture_tail; /* cuStreamGetCaptureInfo's dependency array: the capture's last node */
     uint64_t capture_thread; /* the thread that began the capture */
     int capture_mode;        /* 0 global, 1 thread-local, 2 relaxed */
 } Stream;
 
 /* One recorded operation of a captured graph: a copy/memset (as `copy` takes it) or a launch. */
 #define GRAPH_MAX_POINTER_ARGS 16
+/* The argument bytes a recorded launch keeps, laid out as the kernel's parameters (g_last_params). */
+#define GRAPH_PARAM_BYTES 256
 
 typedef struct {
     int launch;
@@ -116,7 +119,20 @@ typedef struct {
     size_t n;
     int npointers; /* 8-byte launch arguments, to mark the allocations they point into as used */
     uint64_t pointers[GRAPH_MAX_POINTER_ARGS];
+    uintptr_t id;  /* the node's handle (CUgraphNode), unique across graphs, kept by instantiation */
+    struct Kernel *kernel; /* a launch's kernel, its grid and block, and its arguments' bytes */
+    unsigned grid[3], block[3], shared;
+    unsigned char params[GRAPH_PARAM_BYTES];
 } GraphOp;
+
+/* CUDA_KERNEL_NODE_PARAMS_v2 (CUDA 12.0). */
+typedef struct {
+    CUfunction func;
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    void **kernelParams, **extra;
+    CUkernel kern;
+    CUcontext ctx;
+} KernelNodeParams;
 
 /* A captured graph (template) or an instantiated one: the recorded operations, in order. */
 typedef struct Graph {
@@ -395,6 +411,9 @@ int max_dynamic_shared(const Kernel *k, int dev);
 
 /* launches.c */
 void argument_use(Ctx *c, const void *arg, int64_t until);
+int check_launch_shape(const struct Kernel *k, int dev, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned sharedMemBytes);
+void record_launch_arguments(GraphOp *op, const struct Kernel *k, void **kernelParams);
 int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                   unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags, uint64_t cluster_blocks);
 

@@ -57,10 +57,13 @@ fn capture_slot(handle: &Handle) -> Result<MutexGuard<'_, Option<Capture>>> {
     slot.0.lock().map_err(|_| Error::invalid_state("handle capture lock poisoned"))
 }
 
-/// An instantiated graph in one context. The captured template is destroyed once instantiated:
-/// the executable graph does not depend on it.
+/// An instantiated graph in one context, with the template it was instantiated from. The
+/// executable graph does not depend on the template, but its nodes are named by the template's
+/// (`cuGraphExecKernelNodeSetParams` takes a node of "the graph from which graphExec was
+/// instantiated"), so the template lives as long as the graph for updates (`graph_node`).
 pub struct Graph {
     exec: CUgraphExec,
+    template: CUgraph,
     ctx: Arc<Context>,
     nodes: usize,
 }
@@ -97,9 +100,9 @@ pub fn end_capture(handle: &Handle) -> Result<Graph> {
     let (ctx, graph) = finish(handle)?;
     let graph = graph?;
     let instantiated = instantiate(handle, &ctx, graph);
-    // Needed no longer, whether or not instantiation worked: an executable graph is independent
-    // of its template, so the template is not kept for the graph's life.
-    destroy_template(&ctx, graph);
+    if instantiated.is_err() {
+        destroy_template(&ctx, graph);
+    }
     instantiated
 }
 
@@ -115,7 +118,7 @@ fn instantiate(handle: &Handle, ctx: &Arc<Context>, graph: CUgraph) -> Result<Gr
     let mut exec = std::ptr::null_mut();
     // SAFETY: out-pointer valid; `graph` came from cuStreamEndCapture in this context, now active.
     ctx.noted(unsafe { driver.cuGraphInstantiateWithFlags(&mut exec, graph, 0) })?;
-    Ok(Graph { exec, ctx: Arc::clone(ctx), nodes })
+    Ok(Graph { exec, template: graph, ctx: Arc::clone(ctx), nodes })
 }
 
 /// Ends a capture whose work failed: destroys whatever was recorded and restores the stream.
@@ -125,6 +128,13 @@ pub fn abort_capture(handle: &Handle) -> Result<()> {
         destroy_template(&ctx, graph);
     }
     Ok(())
+}
+
+/// The private stream the handle's running capture records on.
+pub(crate) fn capture_stream(handle: &Handle) -> Result<CUstream> {
+    let slot = capture_slot(handle)?;
+    let capture = slot.as_ref().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
+    Ok(capture.stream as CUstream)
 }
 
 /// Ends the driver's capture and restores the handle's stream; the outer error is about the
@@ -162,8 +172,9 @@ fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
 }
 
 fn destroy_template(ctx: &Context, graph: CUgraph) {
-    // SAFETY: a graph from cuStreamEndCapture, destroyed once; no executable graph refers to it
-    // (an executable graph is independent of its template once instantiated, cuGraphInstantiate).
+    // SAFETY: a graph from cuStreamEndCapture, destroyed once: either never instantiated, or by the
+    // Drop of its Graph after the executable one (which is independent of its template once
+    // instantiated, cuGraphInstantiate).
     if let Err(e) = unsafe { ctx.driver().cuGraphDestroy(graph) } {
         log::warn!("{e}");
     }
@@ -179,10 +190,13 @@ impl Graph {
         &self.ctx
     }
 
-    /// Replays the graph on `handle`'s current stream, after the work queued there before. The
-    /// device and pinned memory and the libraries the recorded calls use (the caller holds them
-    /// open) note the replay's stream, so that their release waits for it (rules L3, L7).
-    pub fn launch(&self, handle: &Handle, buffers: &[&DeviceMemory], pinned: &[&PinnedMemory], libraries: &[&UseLog]) -> Result<()> {
+    /// The executable graph, for the updates of its nodes (`graph_node`).
+    pub(crate) fn exec(&self) -> CUgraphExec {
+        self.exec
+    }
+
+    /// Refuses a handle of another context than the graph's: a graph replays and changes only there.
+    pub(crate) fn check_context(&self, handle: &Handle) -> Result<()> {
         if handle.context().id() != self.ctx.id() {
             return Err(Error::invalid_argument(format!(
                 "the graph was captured in context id {} but the handle is bound to context id {}; a graph replays only in its own context",
@@ -190,6 +204,14 @@ impl Graph {
                 handle.context().id()
             )));
         }
+        Ok(())
+    }
+
+    /// Replays the graph on `handle`'s current stream, after the work queued there before. The
+    /// device and pinned memory and the libraries the recorded calls use (the caller holds them
+    /// open) note the replay's stream, so that their release waits for it (rules L3, L7).
+    pub fn launch(&self, handle: &Handle, buffers: &[&DeviceMemory], pinned: &[&PinnedMemory], libraries: &[&UseLog]) -> Result<()> {
+        self.check_context(handle)?;
         let _scope = handle.activate()?;
         let queue = handle.queue()?;
         for buffer in buffers {
@@ -220,6 +242,7 @@ impl Drop for Graph {
                 if let Err(e) = unsafe { self.ctx.driver().cuGraphExecDestroy(self.exec) } {
                     log::warn!("{e}");
                 }
+                destroy_template(&self.ctx, self.template);
             }
             Err(e) => log::debug!("not destroying a graph: its context is gone ({e})"),
         }

@@ -13,8 +13,8 @@ use super::logs::LogsCallback;
 use super::Driver;
 use crate::core::error::Result;
 use cudarc::driver::sys::{
-    CUcontext, CUdevice, CUdeviceptr, CUdriverProcAddressQueryResult, CUdriverProcAddress_flags, CUevent, CUfunction, CUgraph, CUgraphExec,
-    CUgraphNode, CUkernel, CUlibrary, CUstream,
+    CUDA_KERNEL_NODE_PARAMS_v2, CUcontext, CUdevice, CUdeviceptr, CUdriverProcAddressQueryResult, CUdriverProcAddress_flags, CUevent,
+    CUfunction, CUgraph, CUgraphExec, CUgraphNode, CUkernel, CUlibrary, CUstream,
 };
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
@@ -249,6 +249,10 @@ driver_api! {
         cuGraphExecDestroy = "cuGraphExecDestroy"(exec: CUgraphExec);
         cuGraphDestroy = "cuGraphDestroy"(graph: CUgraph);
         cuGraphGetNodes = "cuGraphGetNodes"(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize);
+        // Graphs that change without a new capture (graph_node.rs): the node a capture recorded
+        // last, and new arguments, grid and block for a kernel node of an executable graph.
+        cuStreamGetCaptureInfo = "cuStreamGetCaptureInfo_v2"(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut CUgraph, dependencies: *mut *const CUgraphNode, count: *mut usize);
+        cuGraphExecKernelNodeSetParams = "cuGraphExecKernelNodeSetParams_v2"(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_KERNEL_NODE_PARAMS_v2);
     }
     optional {
         cuKernelGetParamInfo = "cuKernelGetParamInfo" since 12040 (kernel: CUkernel, index: usize, offset: *mut usize, size: *mut usize);

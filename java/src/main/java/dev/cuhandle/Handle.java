@@ -167,9 +167,12 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     long enter() {
         long pointer = state.enter();
         Capture running = capture;
-        if (running != null && running.thread != Thread.currentThread()) {
-            state.exit();
-            throw running.otherThreadRefused();
+        if (running != null) {
+            if (running.thread != Thread.currentThread()) {
+                state.exit();
+                throw running.otherThreadRefused();
+            }
+            running.calls++; // for capturedLaunch(): whether the launch recorded last was the last call
         }
         Thread switching = switchingStream;
         if (switching != null && switching != Thread.currentThread()) {
@@ -336,7 +339,11 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
             launch.setArgs(args);
             launch.launch(this);
         } finally {
-            launch.release(); // the thread's launch object must not keep the kernel, its library or buffers alive
+            // The thread's launch object must not keep the kernel, its library or buffers alive; under a capture it
+            // keeps them until the capture ends, for capturedLaunch() to copy them.
+            if (Capture.recording(this) == null) {
+                launch.release();
+            }
         }
     }
 
@@ -387,6 +394,9 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * <p>If {@code work} throws, or ending the capture fails, the capture is ended, what was recorded
      * is destroyed and the exception propagates; the handle is usable afterwards.
      *
+     * <p>A kernel launch that {@code work} names with {@link #capturedLaunch()} right after making it can
+     * change its arguments, grid and block later without a new capture ({@link Graph#update(GraphNode)}).
+     *
      * @param work the calls to record, made on this thread
      * @return the instantiated graph; close it
      * @throws NullPointerException if {@code work} is {@code null}
@@ -397,6 +407,40 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      */
     public Graph capture(Runnable work) {
         return track(Capture.record(this, work));
+    }
+
+    /**
+     * Names the kernel launch this thread's capture on this handle recorded last, so that the graph can
+     * change its arguments, grid and block later without a new capture ({@link Graph#update(GraphNode)}).
+     * Call it inside {@link #capture(Runnable)}'s {@code work}, right after the launch ({@link #launch(Kernel,
+     * Dim3, Dim3, int, Object...)} or {@link KernelLaunch#launch(Handle)}), before any other call on this
+     * handle; called again with no call in between it returns the same node. The node belongs to the graph
+     * the capture returns.
+     *
+     * <pre>{@code
+     * GraphNode[] step = new GraphNode[1];
+     * try (Graph g = h.capture(() -> {
+     *         h.launch(axpy, grid, block, 0, n, 0.5f, x, y);
+     *         step[0] = h.capturedLaunch();
+     *     })) {
+     *     g.update(step[0]).arg(1, 0.25f).arg(3, otherY);   // applied by the next launch
+     *     g.launch(h);
+     * }
+     * }</pre>
+     *
+     * @return the launch's node in the graph being captured
+     * @throws IllegalStateException if this thread is not capturing on this handle, no kernel launch was
+     *     recorded yet, or another call on this handle followed the last launch (rule C1: refused, the
+     *     capture goes on)
+     * @throws CudaException if the driver fails
+     */
+    public GraphNode capturedLaunch() {
+        Capture running = Capture.recording(this);
+        if (running == null) {
+            throw new IllegalStateException("Handle.capturedLaunch names a kernel launch recorded by this thread's capture on this handle (Handle.capture),"
+                    + " and there is none running; call it inside the capture's work, right after the launch");
+        }
+        return running.lastLaunch();
     }
 
     /**

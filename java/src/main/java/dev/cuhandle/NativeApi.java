@@ -171,6 +171,12 @@ final class NativeApi {
 
     static native void graphDestroy(long graph);
 
+    /** The node the handle's capture recorded last (a kernel launch's, as the caller knows). */
+    static native long captureLastNode(long handle);
+
+    static native void graphSetKernelNode(long graph, long handle, long node, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes,
+            long params, int argCount);
+
     static native long eventCreate(long handle);
 
     static native void eventRecord(long event, long handle);
