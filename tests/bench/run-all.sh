@@ -96,6 +96,7 @@ step "run-time compilation" compile.csv timeout 120 "$here/run-class" dev.cuhand
 step "launches, cuhandle and JCuda" launch.csv timeout 120 "$here/run-class" dev.cuhandle.LaunchBenchmark
 step "the 0-argument launch gap to JCuda" launch.csv timeout 60 "$here/run-class" dev.cuhandle.LaunchGapBenchmark
 step "graphs of 100 saxpy n=1 against stream launches; graph updates against plain replays and recaptures" graph.csv timeout 90 "$here/run-class" dev.cuhandle.bench.GraphBenchmark
+step "an iterative Jacobi solve to a tolerance: a WHILE graph against launches and host reads" graph-loop.csv timeout 120 "$here/run-class" dev.cuhandle.bench.GraphLoopBenchmark
 # The handle's costs in fresh JVMs, each after a fresh C process that times the driver calls
 # beneath a call's activation (the floor of activation_overhead), so both see the same drift.
 i=1

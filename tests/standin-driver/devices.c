@@ -213,6 +213,9 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
         {"cuLogsRegisterCallback", (void *)cuLogsRegisterCallback, 12090},
         {"cuLogsUnregisterCallback", (void *)cuLogsUnregisterCallback, 12090},
         {"cuModuleGetLoadingMode", (void *)cuModuleGetLoadingMode, 11070},
+        {"cuGraphConditionalHandleCreate", (void *)cuGraphConditionalHandleCreate, 12030},
+        {"cuGraphAddNode", (void *)cuGraphAddNode, 12020},
+        {"cuStreamBeginCaptureToGraph", (void *)cuStreamBeginCaptureToGraph, 12030},
     };
     int version = driver_version();
     for (size_t i = 0; i < sizeof OPTIONAL / sizeof OPTIONAL[0]; i++)

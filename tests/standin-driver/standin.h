@@ -120,10 +120,28 @@ typedef struct {
     int npointers; /* 8-byte launch arguments, to mark the allocations they point into as used */
     uint64_t pointers[GRAPH_MAX_POINTER_ARGS];
     uintptr_t id;  /* the node's handle (CUgraphNode), unique across graphs, kept by instantiation */
+    int conditional;       /* a conditional node: 1 IF, 2 WHILE (CUgraphConditionalNodeType + 1), else 0 */
+    unsigned cond_default; /* its condition's value at each launch */
+    struct Graph **body;   /* its body graph, in an array of one that cuGraphAddNode hands out */
     struct Kernel *kernel; /* a launch's kernel, its grid and block, and its arguments' bytes */
     unsigned grid[3], block[3], shared;
     unsigned char params[GRAPH_PARAM_BYTES];
 } GraphOp;
+
+/* CUgraphNodeParams (CUDA 12.4) with its conditional member, CUDA_CONDITIONAL_NODE_PARAMS. */
+typedef struct {
+    unsigned type; /* CU_GRAPH_NODE_TYPE_CONDITIONAL: 13 */
+    int reserved0[3];
+    struct {
+        uint64_t handle;
+        unsigned kind; /* 0 IF, 1 WHILE */
+        unsigned size;
+        CUgraph *phGraph_out;
+        CUcontext ctx;
+    } conditional;
+    long long rest[25];
+    long long reserved2;
+} GraphNodeParams;
 
 /* CUDA_KERNEL_NODE_PARAMS_v2 (CUDA 12.0). */
 typedef struct {
@@ -138,6 +156,7 @@ typedef struct {
 typedef struct Graph {
     struct Ctx *ctx;
     int invalidated;
+    int is_body; /* a conditional node's body: owned by the node, never in a registry */
     size_t n, cap;
     GraphOp *ops;
 } Graph;
@@ -325,6 +344,9 @@ EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction 
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
 EXPORT CUresult cuModuleGetLoadingMode(int *mode);
 EXPORT CUresult cuLogsUnregisterCallback(void *callback);
+EXPORT CUresult cuGraphConditionalHandleCreate(uint64_t *handle, CUgraph hGraph, CUcontext ctx, unsigned defaultValue, unsigned flags);
+EXPORT CUresult cuGraphAddNode(CUgraphNode *phNode, CUgraph hGraph, const CUgraphNode *deps, size_t n, GraphNodeParams *params);
+EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *deps, const void *edges, size_t n, int mode);
 EXPORT CUresult cuLogsRegisterCallback(void (*callbackFunc)(void *, int, char *, size_t), void *userData, void **callback_out);
 
 /* What the stand-in's files share; not exported from the library (only EXPORT entry points are). */
@@ -426,6 +448,8 @@ EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr);
 
 /* graphs.c */
 int graph_record(Graph *g, const GraphOp *op);
+Graph *graph_copy(const Graph *g);
+void graph_free(Graph *g);
 int capture_forbids_unsafe_call(void);
 int capture_in_context_forbids_wait(Ctx *c);
 int capture_forbids_context_wait(Ctx *c);

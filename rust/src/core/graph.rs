@@ -30,9 +30,25 @@ use std::sync::{Arc, Mutex, MutexGuard};
 const CAPTURE_MODE_THREAD_LOCAL: i32 = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL as i32;
 
 /// What a running capture must restore: the private stream and the stream the handle used before.
-struct Capture {
-    stream: usize,
+pub(crate) struct Capture {
+    pub(crate) stream: usize,
     previous: usize,
+    /// The conditional bodies being captured (`graph_conditional`), innermost last.
+    pub(crate) bodies: Vec<Body>,
+}
+
+/// A conditional node's body being captured: its private stream, which the handle's calls go to,
+/// and the stream they went to before (the capture's, or an enclosing body's).
+pub(crate) struct Body {
+    pub(crate) stream: usize,
+    pub(crate) previous: usize,
+}
+
+impl Capture {
+    /// The stream the capture records on now: the innermost body's, else its own.
+    pub(crate) fn recording_stream(&self) -> CUstream {
+        self.bodies.last().map_or(self.stream, |b| b.stream) as CUstream
+    }
 }
 
 /// The capture state of one handle, attached to it on its first capture.
@@ -52,7 +68,7 @@ impl Attachment for CaptureSlot {
 }
 
 /// The handle's capture state, locked.
-fn capture_slot(handle: &Handle) -> Result<MutexGuard<'_, Option<Capture>>> {
+pub(crate) fn capture_slot(handle: &Handle) -> Result<MutexGuard<'_, Option<Capture>>> {
     let slot = handle.attachment(|| Ok(CaptureSlot::default()))?;
     slot.0.lock().map_err(|_| Error::invalid_state("handle capture lock poisoned"))
 }
@@ -90,7 +106,7 @@ pub fn begin_capture(handle: &Handle) -> Result<()> {
         return Err(e);
     }
     let previous = handle.begin_capture_stream(stream as usize);
-    *slot = Some(Capture { stream: stream as usize, previous });
+    *slot = Some(Capture { stream: stream as usize, previous, bodies: Vec::new() });
     Ok(())
 }
 
@@ -130,38 +146,50 @@ pub fn abort_capture(handle: &Handle) -> Result<()> {
     Ok(())
 }
 
-/// The private stream the handle's running capture records on.
+/// The private stream the handle's running capture records on now (a conditional body's inside one).
 pub(crate) fn capture_stream(handle: &Handle) -> Result<CUstream> {
     let slot = capture_slot(handle)?;
     let capture = slot.as_ref().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
-    Ok(capture.stream as CUstream)
+    Ok(capture.recording_stream())
 }
 
-/// Ends the driver's capture and restores the handle's stream; the outer error is about the
-/// handle (not capturing, context gone), the inner one about the capture (invalidated, say).
-fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
-    let _scope = handle.activate()?;
-    let capture = capture_slot(handle)?.take().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
-    handle.end_capture_stream(capture.previous);
-    let ctx = Arc::clone(handle.context());
+/// Ends the driver's capture on a private stream and gives the stream back if it stopped capturing;
+/// whether it ended, and the graph it returned (null or not, also on failure).
+pub(crate) fn end_stream_capture(ctx: &Arc<Context>, stream: CUstream) -> (Result<()>, CUgraph) {
     let driver = ctx.driver();
-    let stream = capture.stream as CUstream;
     let mut graph = std::ptr::null_mut();
-    // SAFETY: the private stream of this capture, in the active context; out-pointer valid.
+    // SAFETY: a private capture stream of this context, which is active; out-pointer valid.
     let ended = ctx.noted(unsafe { driver.cuStreamEndCapture(stream, &mut graph) });
     let mut status = 0;
     // SAFETY: as above. Not capturing (CU_STREAM_CAPTURE_STATUS_NONE): safe to reuse the stream.
     let idle = unsafe { driver.cuStreamIsCapturing(stream, &mut status) }.is_ok()
         && status == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE as i32;
     if idle {
-        streams::give_back_capture(&ctx, stream);
+        streams::give_back_capture(ctx, stream);
     } else {
         log::warn!("a capture stream is still capturing after cuStreamEndCapture; it is not reused");
     }
-    let graph = match ended {
-        Ok(()) if graph.is_null() => Err(Error::invalid_state("cuStreamEndCapture returned no graph")),
-        Ok(()) => Ok(graph),
-        Err(e) => {
+    (ended, graph)
+}
+
+/// Ends the driver's capture and restores the handle's stream; the outer error is about the
+/// handle (not capturing, context gone), the inner one about the capture (invalidated, say).
+fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
+    let _scope = handle.activate()?;
+    let mut capture = capture_slot(handle)?.take().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
+    let ctx = Arc::clone(handle.context());
+    // Bodies still open (the Java side ends each; only after a failure there): their graphs belong
+    // to their conditional nodes, which the capture's graph destroys with it.
+    while let Some(body) = capture.bodies.pop() {
+        if let (Err(e), _) = end_stream_capture(&ctx, body.stream as CUstream) {
+            log::warn!("ending a conditional body's capture: {e}");
+        }
+    }
+    handle.end_capture_stream(capture.previous);
+    let graph = match end_stream_capture(&ctx, capture.stream as CUstream) {
+        (Ok(()), graph) if graph.is_null() => Err(Error::invalid_state("cuStreamEndCapture returned no graph")),
+        (Ok(()), graph) => Ok(graph),
+        (Err(e), graph) => {
             if !graph.is_null() {
                 destroy_template(&ctx, graph);
             }

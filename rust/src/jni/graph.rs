@@ -1,7 +1,9 @@
 //! `dev.cuhandle.NativeApi`: graph capture and replay. The Java `Handle` confines a capture to
 //! one thread and ends it on every path; the Java `Graph` owns the graph pointer.
 
+use crate::core::driver::conditional_node::ConditionalKind;
 use crate::core::graph;
+use crate::core::graph_conditional;
 use crate::core::graph_node;
 use crate::jni::entry::entry;
 use crate::jni::launch;
@@ -21,6 +23,9 @@ pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn graph_launch(g: GraphPtr, h: HandlePtr, buffers: jlong[], pinned: jlong[], libraries: jlong[])),
     native!(static raw fn graph_destroy(g: GraphPtr)),
     native!(static raw fn capture_last_node(h: HandlePtr) -> jlong),
+    native!(static raw fn capture_create_condition(h: HandlePtr, default_value: jint) -> jlong),
+    native!(static raw fn capture_begin_conditional(h: HandlePtr, kind: jint, condition: jlong)),
+    native!(static raw fn capture_end_conditional(h: HandlePtr)),
     native!(
         static raw fn graph_set_kernel_node(
             g: GraphPtr, h: HandlePtr, node: jlong, function: jlong, gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared_bytes: jint,
@@ -120,4 +125,32 @@ fn graph_set_kernel_node(
         unsafe { g.get()?.set_kernel_node(h.get()?, node as usize, function as _, &shape, params as _, arg_count.max(0) as usize)? };
         Ok(())
     })
+}
+
+/// A new condition (`CUgraphConditionalHandle`) in the graph the handle's capture records into.
+fn capture_create_condition(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, default_value: jint) -> jlong {
+    entry!(env, |_e| Ok(graph_conditional::create_condition(h.get()?, default_value as u32)? as jlong))
+}
+
+/// Adds an IF (`kind` 0) or WHILE (1) node on `condition` to the handle's capture and records its
+/// later calls into the node's body.
+fn capture_begin_conditional(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, kind: jint, condition: jlong) {
+    entry!(env, |_e| {
+        let kind = match kind {
+            0 => ConditionalKind::If,
+            1 => ConditionalKind::While,
+            other => {
+                return Err(crate::core::error::Error::invalid_argument(format!(
+                    "conditional kind {other} is neither IF (0) nor WHILE (1)"
+                ))
+                .into())
+            }
+        };
+        Ok(graph_conditional::begin_body(h.get()?, kind, condition as u64)?)
+    })
+}
+
+/// Ends the innermost conditional body's capture.
+fn capture_end_conditional(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
+    entry!(env, |_e| Ok(graph_conditional::end_body(h.get()?)?))
 }

@@ -7,6 +7,7 @@
 //! plain `i32` so that a code unknown to the bindings can never become an invalid Rust enum value.
 //! cudarc still supplies the handle and pointer types and the attribute enumerations.
 
+use super::conditional_node::ConditionalNodeParams;
 use super::dev_resource::DevResource;
 use super::launch_config::LaunchConfig;
 use super::logs::LogsCallback;
@@ -253,6 +254,8 @@ driver_api! {
         // last, and new arguments, grid and block for a kernel node of an executable graph.
         cuStreamGetCaptureInfo = "cuStreamGetCaptureInfo_v2"(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut CUgraph, dependencies: *mut *const CUgraphNode, count: *mut usize);
         cuGraphExecKernelNodeSetParams = "cuGraphExecKernelNodeSetParams_v2"(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_KERNEL_NODE_PARAMS_v2);
+        // The capture's dependencies after a node added to its graph by hand (a conditional node).
+        cuStreamUpdateCaptureDependencies = "cuStreamUpdateCaptureDependencies"(stream: CUstream, nodes: *mut CUgraphNode, count: usize, flags: c_uint);
     }
     optional {
         cuKernelGetParamInfo = "cuKernelGetParamInfo" since 12040 (kernel: CUkernel, index: usize, offset: *mut usize, size: *mut usize);
@@ -276,6 +279,12 @@ driver_api! {
         cuCtxFromGreenCtx = "cuCtxFromGreenCtx" since 12040 for tests (context: *mut CUcontext, green: *mut c_void);
         cuGreenCtxDestroy = "cuGreenCtxDestroy" since 12040 for tests (green: *mut c_void);
         cuStreamGetGreenCtx = "cuStreamGetGreenCtx" since 12040 for tests (stream: CUstream, green: *mut *mut c_void);
+        // Conditional nodes (graph_conditional.rs): IF and WHILE nodes added to a capture's graph, their
+        // bodies captured into the graph the node owns. cuGraphAddNode is asked for with its 12.2 ABI
+        // (no edge data); the feature needs CUDA 12.4 (graph_conditional.rs says why).
+        cuGraphConditionalHandleCreate = "cuGraphConditionalHandleCreate" since 12030 (handle: *mut u64, graph: CUgraph, ctx: CUcontext, default_value: c_uint, flags: c_uint);
+        cuGraphAddNode = "cuGraphAddNode" since 12020 (node: *mut CUgraphNode, graph: CUgraph, dependencies: *const CUgraphNode, count: usize, params: *mut ConditionalNodeParams);
+        cuStreamBeginCaptureToGraph = "cuStreamBeginCaptureToGraph" since 12030 (stream: CUstream, graph: CUgraph, dependencies: *const CUgraphNode, edge_data: *const c_void, count: usize, mode: c_int);
         cuOccupancyMaxPotentialClusterSize = "cuOccupancyMaxPotentialClusterSize" since 11080 (cluster_size: *mut c_int, function: CUfunction, config: *const LaunchConfig);
     }
 }

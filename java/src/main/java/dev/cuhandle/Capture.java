@@ -29,6 +29,8 @@ final class Capture {
     private int lastLaunchAt;
     /** The node named for {@link #lastLaunch}, returned again until another call. */
     private GraphNode named;
+    /** Conditional bodies being recorded (GraphConditionals), whose launches cannot be named. */
+    int conditionalDepth;
     /** The nodes named in this capture, which belong to its graph. */
     private final List<GraphNode> nodes = new ArrayList<>();
 
@@ -88,6 +90,10 @@ final class Capture {
 
     /** The node of the launch recorded last ({@link Handle#capturedLaunch()}), refused unless it was the last call. */
     GraphNode lastLaunch() {
+        if (conditionalDepth > 0) {
+            throw new IllegalStateException("Handle.capturedLaunch names launches of the graph itself, not of a conditional body"
+                    + " (Handle.whileLoop, Handle.ifThen); name it outside the body (the capture goes on)");
+        }
         if (named != null && lastLaunchAt == calls) {
             return named;
         }

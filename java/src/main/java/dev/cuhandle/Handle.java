@@ -410,6 +410,66 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     }
 
     /**
+     * Records a loop that runs on the GPU into the graph this thread is capturing on this handle (a CUDA 12.4+
+     * conditional WHILE node): the calls {@code body} makes on this handle are recorded as the loop's body, which
+     * runs once and then again while the condition the body sets ({@link GraphLoop#continueWhile(GraphCondition)})
+     * holds, decided on the GPU after each iteration, at most {@code maxIterations} times per run of the graph; no
+     * iteration comes back to the host. {@code iterations} receives, per run, the number of iterations made (an
+     * {@code int} at its start; a memset recorded before the loop resets it).
+     *
+     * <pre>{@code
+     * try (Graph solve = h.capture(() -> h.whileLoop(500, iterations, loop -> {
+     *         h.launch(jacobiStep, grid, block, 0, a, b, x, xNext, residual, n);
+     *         h.launch(jacobiStep, grid, block, 0, a, b, xNext, x, residual, n);
+     *         loop.continueWhile(GraphCondition.floatAbove(residual, 1e-6f));
+     *     }))) {
+     *     solve.launch(h);    // up to 500 double steps, until the residual is at most 1e-6
+     * }
+     * }</pre>
+     *
+     * <p>The same calls are refused in the body as in the capture (rule C1); {@link #capturedLaunch()} is refused
+     * inside a body. Loops and {@link #ifThen(GraphCondition, Runnable) IF}s nest. An exception from {@code body}
+     * ends the body and propagates (the capture then fails as with any exception from its work).
+     *
+     * @param maxIterations the most iterations one run of the loop makes, at least 1
+     * @param iterations a buffer of the handle's context of at least 4 bytes, for the iteration count
+     * @param body records the loop's body on this handle and may set its condition
+     * @throws NullPointerException if {@code iterations} or {@code body} is {@code null}
+     * @throws IllegalArgumentException if {@code maxIterations} is below 1 or {@code iterations} has fewer than 4 bytes
+     * @throws IllegalStateException if this thread is not capturing on this handle
+     * @throws CudaException with {@link CudaError#NOT_SUPPORTED} if the driver predates CUDA 12.4 (the message names
+     *     the version needed and the driver's), or if the driver fails
+     */
+    public void whileLoop(int maxIterations, DeviceBuffer iterations, java.util.function.Consumer<GraphLoop> body) {
+        Objects.requireNonNull(iterations, "iterations");
+        Objects.requireNonNull(body, "body");
+        if (maxIterations < 1) {
+            throw new IllegalArgumentException("maxIterations is " + maxIterations + "; a loop makes at least 1 iteration");
+        }
+        if (iterations.byteLength() < 4) {
+            throw new IllegalArgumentException("the iteration count is an int (4 bytes); the buffer has " + iterations.byteLength() + " bytes");
+        }
+        GraphConditionals.whileLoop(this, maxIterations, iterations, body);
+    }
+
+    /**
+     * Records a body that runs on the GPU only where {@code condition} holds into the graph this thread is capturing
+     * on this handle (a CUDA 12.4+ conditional IF node). The condition is read on the GPU after the work recorded
+     * before this call, on every run of the graph.
+     *
+     * @param condition what decides whether the body runs
+     * @param body records the body's calls on this handle
+     * @throws NullPointerException if {@code condition} or {@code body} is {@code null}
+     * @throws IllegalStateException if this thread is not capturing on this handle
+     * @throws CudaException with {@link CudaError#NOT_SUPPORTED} if the driver predates CUDA 12.4, or if the driver fails
+     */
+    public void ifThen(GraphCondition condition, Runnable body) {
+        Objects.requireNonNull(condition, "condition");
+        Objects.requireNonNull(body, "body");
+        GraphConditionals.ifThen(this, condition, body);
+    }
+
+    /**
      * Names the kernel launch this thread's capture on this handle recorded last, so that the graph can
      * change its arguments, grid and block later without a new capture ({@link Graph#update(GraphNode)}).
      * Call it inside {@link #capture(Runnable)}'s {@code work}, right after the launch ({@link #launch(Kernel,
