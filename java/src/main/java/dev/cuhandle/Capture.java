@@ -27,6 +27,8 @@ final class Capture {
     /** The kernel launch recorded last and {@link #calls} right after it, for {@link Handle#capturedLaunch()}. */
     private KernelLaunch lastLaunch;
     private int lastLaunchAt;
+    /** {@link KernelLaunch#generation} right after the launch: a later launch or change of the object shows. */
+    private int lastLaunchGeneration;
     /** The node named for {@link #lastLaunch}, returned again until another call. */
     private GraphNode named;
     /** Conditional bodies being recorded (GraphConditionals), whose launches cannot be named. */
@@ -84,6 +86,7 @@ final class Capture {
         if (running != null) {
             running.lastLaunch = launch;
             running.lastLaunchAt = running.calls;
+            running.lastLaunchGeneration = launch.generation;
             running.named = null;
         }
     }
@@ -94,12 +97,15 @@ final class Capture {
             throw new IllegalStateException("Handle.capturedLaunch names launches of the graph itself, not of a conditional body"
                     + " (Handle.whileLoop, Handle.ifThen); name it outside the body (the capture goes on)");
         }
-        if (named != null && lastLaunchAt == calls) {
+        boolean unchanged = lastLaunch != null && lastLaunchAt == calls && lastLaunch.generation == lastLaunchGeneration;
+        if (named != null && unchanged) {
             return named;
         }
-        if (lastLaunch == null || lastLaunchAt != calls) {
+        if (!unchanged) {
             throw new IllegalStateException("Handle.capturedLaunch names the kernel launch recorded last, right after it; "
-                    + (lastLaunch == null ? "this capture recorded no kernel launch yet" : "another call on the handle followed the last launch")
+                    + (lastLaunch == null ? "this capture recorded no kernel launch yet"
+                            : lastLaunchAt != calls ? "another call on the handle followed the last launch"
+                                    : "its launch object was launched again or changed since (on another handle, say)")
                     + " (the capture goes on)");
         }
         long h = handle.enter();

@@ -153,7 +153,8 @@ public final class Graph extends NativeResource implements AutoCloseable {
     }
 
     /**
-     * Applies the nodes' pending changes for the replays from now on; {@code handle} is entered. Buffers an update
+     * Applies the nodes' pending changes for the replays from now on, with {@code handle} (which each change enters
+     * for its call). Buffers an update
      * brings in are added to what replays use before the driver sees them, and the buffers they replaced leave it
      * after, so a replay another thread queues meanwhile holds open whatever the graph's nodes may pass. A change
      * that fails (a grid the device refuses, a closed buffer) stays pending, the later ones too: the replay throws
@@ -227,6 +228,11 @@ public final class Graph extends NativeResource implements AutoCloseable {
         }
         long g = enter();
         try {
+            if (pending) {
+                // Before entering the handle: applying enters it itself, and a nested entry could wait for a stream
+                // switch that waits for this thread's outer entry (see capturedBy below).
+                applyChanges(handle, g);
+            }
             long h = handle.enter();
             try {
                 // Only held open (recorded reductions use its workspace), not entered as a call: Handle.enter's
@@ -235,9 +241,6 @@ public final class Graph extends NativeResource implements AutoCloseable {
                 // switch waits for this thread's entry in turn, and neither returns.
                 capturedBy.state.enter();
                 try {
-                    if (pending) {
-                        applyChanges(handle, g);
-                    }
                     launchHoldingResources(g, h, handle, uses);
                 } finally {
                     capturedBy.exit();

@@ -204,6 +204,22 @@ class GraphUpdateGpuTest extends KernelGpuTestBase {
                 h.capturedLaunch();
             }));
             assertContains(later.getMessage(), "another call on the handle followed the last launch");
+            try (Handle other = Handle.create(0)) {
+                IllegalStateException reused = assertThrows(IllegalStateException.class, () -> h.capture(() -> {
+                    h.launch(axpy(), Dim3.of(1), Dim3.of(BLOCK), 0, y, x, 1f, N);
+                    other.launch(empty(), Dim3.of(1), Dim3.of(1), 0); // the thread's launch object, run at once on another handle
+                    h.capturedLaunch();
+                }));
+                assertContains(reused.getMessage(), "launched again or changed");
+                other.synchronize();
+            }
+            IllegalStateException changed = assertThrows(IllegalStateException.class, () -> h.capture(() -> {
+                KernelLaunch launch = axpy().newLaunch().grid(2).block(BLOCK).arg(0, y).arg(1, x).arg(2, 1f).arg(3, N);
+                launch.launch(h);
+                launch.arg(2, 5f); // the node has 1f: naming it now would copy 5f
+                h.capturedLaunch();
+            }));
+            assertContains(changed.getMessage(), "launched again or changed");
             GraphNode[] twice = new GraphNode[2];
             try (Graph g = h.capture(() -> {
                 KernelLaunch launch = axpy().newLaunch().grid(2).block(BLOCK).arg(0, y).arg(1, x).arg(2, 1f).arg(3, N);
