@@ -154,23 +154,32 @@ public final class Graph extends NativeResource implements AutoCloseable {
 
     /**
      * Applies the nodes' pending changes for the replays from now on, with {@code handle} (which each change enters
-     * for its call). Buffers an update
-     * brings in are added to what replays use before the driver sees them, and the buffers they replaced leave it
-     * after, so a replay another thread queues meanwhile holds open whatever the graph's nodes may pass. A change
+     * for its call). Buffers an update brings in are added to what replays use before the driver sees them, and the
+     * buffers they replaced leave it after, so a replay another thread queues meanwhile holds open whatever the
+     * graph's nodes may pass; changes of scalars, grid and block alone leave what replays use as it is. A change
      * that fails (a grid the device refuses, a closed buffer) stays pending, the later ones too: the replay throws
      * until an update corrects it.
      */
     private synchronized void applyChanges(Handle handle, long g) {
-        List<Object> during = new ArrayList<>(uses.resources);
+        List<Object> during = null;
         for (GraphNode node : changedNodes) {
             for (int i = 0; i < node.applied.length; i++) {
                 DeviceBuffer b = node.values.buffer(i);
-                if (b != null && !useCounts.containsKey(b.root()) && !during.contains(b.root())) {
-                    during.add(b.root());
+                DeviceBuffer root = b == null ? null : b.root();
+                if (root == node.applied[i]) {
+                    continue;
+                }
+                if (during == null) {
+                    during = new ArrayList<>(uses.resources);
+                }
+                if (root != null && !useCounts.containsKey(root) && !during.contains(root)) {
+                    during.add(root);
                 }
             }
         }
-        uses = new Uses(during);
+        if (during != null) {
+            uses = new Uses(during);
+        }
         int applied = 0;
         try {
             for (; applied < changedNodes.size(); applied++) {
@@ -190,7 +199,9 @@ public final class Graph extends NativeResource implements AutoCloseable {
         } finally {
             changedNodes.subList(0, applied).clear();
             pending = !changedNodes.isEmpty();
-            uses = new Uses(new ArrayList<>(useCounts.keySet()));
+            if (during != null) {
+                uses = new Uses(new ArrayList<>(useCounts.keySet()));
+            }
         }
     }
 
@@ -211,11 +222,13 @@ public final class Graph extends NativeResource implements AutoCloseable {
 
     /**
      * Replays the recorded calls on {@code handle}'s current stream, after the work queued there
-     * before; returns without waiting. Replays of one graph run one after another.
+     * before; returns without waiting. Replays of one graph run one after another. Changes made with
+     * {@link #update(GraphNode)} since the last replay are applied first, for this replay and the later ones.
      *
      * @param handle a handle of the context the graph was captured in
      * @throws NullPointerException if {@code handle} is {@code null}
-     * @throws IllegalArgumentException if {@code handle} is bound to another context
+     * @throws IllegalArgumentException if {@code handle} is bound to another context, or a pending change does not
+     *     fit the kernel or the device (it stays pending; nothing is replayed)
      * @throws IllegalStateException if the graph, {@code handle}, the capturing handle, or a buffer or
      *     library the graph uses is closed, or another thread captures on {@code handle}
      * @throws CudaException if the context was destroyed or reset, or the driver fails
