@@ -43,6 +43,10 @@ import java.util.Objects;
  * gets new scalar arguments, buffers, grid or block through {@link #update(GraphNode)}; the next {@link #launch(Handle)}
  * applies them ({@code cuGraphExecKernelNodeSetParams}) and replays. A buffer passed by an update is kept like a
  * captured one; the buffer it replaced is released from the graph once no recorded call uses it.
+ *
+ * <p>Loops and branches that the GPU decides (CUDA 12.4+ drivers): {@link Handle#whileLoop} and {@link Handle#ifThen},
+ * called inside the capture, record conditional nodes whose bodies run as often as a {@link GraphCondition} says,
+ * without coming back to the host.
  */
 public final class Graph extends NativeResource implements AutoCloseable {
     private final Handle capturedBy;

@@ -395,7 +395,8 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * is destroyed and the exception propagates; the handle is usable afterwards.
      *
      * <p>A kernel launch that {@code work} names with {@link #capturedLaunch()} right after making it can
-     * change its arguments, grid and block later without a new capture ({@link Graph#update(GraphNode)}).
+     * change its arguments, grid and block later without a new capture ({@link Graph#update(GraphNode)}). Inside
+     * {@code work}, {@link #whileLoop} and {@link #ifThen} record loops and branches that the GPU decides.
      *
      * @param work the calls to record, made on this thread
      * @return the instantiated graph; close it
