@@ -31,7 +31,7 @@ FLOORS = [
     # 3: handles and what moves data or names kernels through them.
     ("handles", ["handle", "transfer", "kernels", "variables", "partition"]),
     # 4: operations on handles: launches, events, BLAS, completions, graphs.
-    ("operations", ["launch", "event", "blas", "completion", "graph"]),
+    ("operations", ["launch", "event", "blas", "completion", "graph", "graph_node", "graph_conditional"]),
     # 5: the JNI seam: converts and throws, nothing else.
     ("jni", ["jni"]),
 ]

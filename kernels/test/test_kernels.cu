@@ -10,6 +10,28 @@ extern "C" __global__ void cuh_test_add_one(float* x, int n) {
   }
 }
 
+// y[i] += a * x[i]: a scalar and two buffers, what the graph update tests change between replays.
+extern "C" __global__ void cuh_test_axpy(float* y, const float* x, float a, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    y[i] += a * x[i];
+  }
+}
+
+// One thread counts: *counter += 1, and *go = (*counter < k), the condition of a graph's WHILE loop
+// that runs until a device counter reaches k (GraphConditionalGpuTest).
+extern "C" __global__ void cuh_test_count_to(int* counter, int* go, int k) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  const int c = *counter + 1;
+  *counter = c;
+  *go = c < k ? 1 : 0;
+}
+
+// One thread halves *value: a residual that a WHILE loop drives below a threshold.
+extern "C" __global__ void cuh_test_halve(float* value) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  *value *= 0.5f;
+}
+
 // Echoes every argument into out[0..6] so a test can see that each one arrived with its size,
 // alignment and value intact. Floating-point arguments are returned as their bit patterns
 // (c zero-extended), so the test compares exactly, NaN payloads included.

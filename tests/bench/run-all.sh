@@ -95,7 +95,8 @@ fi
 step "run-time compilation" compile.csv timeout 120 "$here/run-class" dev.cuhandle.bench.CompileBenchmark
 step "launches, cuhandle and JCuda" launch.csv timeout 120 "$here/run-class" dev.cuhandle.LaunchBenchmark
 step "the 0-argument launch gap to JCuda" launch.csv timeout 60 "$here/run-class" dev.cuhandle.LaunchGapBenchmark
-step "graphs of 100 saxpy n=1 against stream launches" graph.csv timeout 90 "$here/run-class" dev.cuhandle.bench.GraphBenchmark
+step "graphs of 100 saxpy n=1 against stream launches; graph updates against plain replays and recaptures" graph.csv timeout 90 "$here/run-class" dev.cuhandle.bench.GraphBenchmark
+step "an iterative Jacobi solve to a tolerance: a WHILE graph against launches and host reads" graph-loop.csv timeout 120 "$here/run-class" dev.cuhandle.bench.GraphLoopBenchmark
 # Issue 34: a short job next to a saturating kernel, ordinary handles against SM partitions; launch and allocation costs.
 step "SM partitions against ordinary handles" partitions.txt timeout 180 "$here/run-class" dev.cuhandle.bench.SmPartitionBenchmark
 # The handle's costs in fresh JVMs, each after a fresh C process that times the driver calls

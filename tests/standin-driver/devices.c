@@ -239,6 +239,9 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
         {"cuGreenCtxStreamCreate", (void *)cuGreenCtxStreamCreate, 12040},
         {"cuStreamGetGreenCtx", (void *)cuStreamGetGreenCtx, 12040},
         {"cuMemcpyBatchAsync", (void *)cuMemcpyBatchAsync, 12080},
+        {"cuGraphConditionalHandleCreate", (void *)cuGraphConditionalHandleCreate, 12030},
+        {"cuGraphAddNode", (void *)cuGraphAddNode, 12020},
+        {"cuStreamBeginCaptureToGraph", (void *)cuStreamBeginCaptureToGraph, 12030},
     };
     int version = driver_version();
     for (size_t i = 0; i < sizeof OPTIONAL / sizeof OPTIONAL[0]; i++)

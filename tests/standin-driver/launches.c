@@ -29,6 +29,27 @@ void argument_use(Ctx *c, const void *arg, int64_t until) {
     if (a && (uintptr_t)v < a->base + a->size) a->in_use_until = max64(a->in_use_until, until);
 }
 
+/* The grid, block and dynamic shared memory of a launch of `k` on device `dev`: INVALID_VALUE where they do not fit. */
+int check_launch_shape(const Kernel *k, int dev, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned sharedMemBytes) {
+    if (gx < 1 || gy < 1 || gz < 1 || gx > 2147483647u || gy > 65535 || gz > 65535) return INVALID_VALUE;
+    if (bx < 1 || by < 1 || bz < 1 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
+    /* Up to the kernel's max dynamic shared memory on this device: 48 KiB less its static shared memory unless
+     * cuKernelSetAttribute opted it in to more (or set less). */
+    if ((int64_t)sharedMemBytes > max_dynamic_shared(k, dev)) return INVALID_VALUE;
+    return SUCCESS;
+}
+
+/* What a graph keeps of a launch's arguments (the caller checked them): their bytes, and the 8-byte ones as pointers. */
+void record_launch_arguments(GraphOp *op, const Kernel *k, void **kernelParams) {
+    memset(op->params, 0, sizeof op->params);
+    op->npointers = 0;
+    for (int i = 0; i < k->nparams; i++) {
+        if (k->offsets[i] + k->sizes[i] <= sizeof op->params) memcpy(op->params + k->offsets[i], kernelParams[i], k->sizes[i]);
+        if (k->sizes[i] == 8 && op->npointers < GRAPH_MAX_POINTER_ARGS) memcpy(&op->pointers[op->npointers++], kernelParams[i], 8);
+    }
+}
+
 /* The launch itself, with the lock held; `flags` as g_last_launch_flags, `cluster_blocks` 0 without clusters. */
 int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                   unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags, uint64_t cluster_blocks) {
@@ -40,12 +61,8 @@ int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, uns
      * stream's context current. */
     if ((rc = resolve_stream(hStream, stream_needs_current_context(), &s))) return rc;
     if (extra) return NOT_SUPPORTED; /* cuhandle passes parameters through kernelParams only */
-    if (gx < 1 || gy < 1 || gz < 1 || gx > 2147483647u || gy > 65535 || gz > 65535) return INVALID_VALUE;
-    if (bx < 1 || by < 1 || bz < 1 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
     Kernel *k = f;
-    /* Up to the kernel's max dynamic shared memory on this device: 48 KiB less its static shared memory unless
-     * cuKernelSetAttribute opted it in to more (or set less). */
-    if ((int64_t)sharedMemBytes > max_dynamic_shared(k, s->ctx->dev)) return INVALID_VALUE;
+    if ((rc = check_launch_shape(k, s->ctx->dev, gx, gy, gz, bx, by, bz, sharedMemBytes))) return rc;
     if (cluster_blocks > max_cluster_blocks(k, s->ctx->dev)) return INVALID_CLUSTER_SIZE;
     /* A cooperative grid must be resident at once: up to 2048 threads per SM on the SMs of the
      * stream's context (a green context's share, else the device's). */
@@ -67,8 +84,11 @@ int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, uns
     if (s->capture) {
         GraphOp op = {0};
         op.launch = 1;
-        for (int i = 0; i < nargs && op.npointers < GRAPH_MAX_POINTER_ARGS; i++)
-            if (k->sizes[i] == 8) memcpy(&op.pointers[op.npointers++], kernelParams[i], 8);
+        op.kernel = k;
+        op.grid[0] = gx, op.grid[1] = gy, op.grid[2] = gz;
+        op.block[0] = bx, op.block[1] = by, op.block[2] = bz;
+        op.shared = sharedMemBytes;
+        if (nargs) record_launch_arguments(&op, k, kernelParams);
         return graph_record(s->capture, &op);
     }
     if (!t_depth || t_stack[t_depth - 1] != s->ctx) g_launches_outside_current++;

@@ -113,12 +113,15 @@ typedef struct Stream {
     uint64_t thread;  /* owner thread of a per-thread stream */
     int64_t busy;     /* monotonic ns until which queued work runs */
     struct Graph *capture;   /* the graph being captured on this stream, or NULL */
+    CUgraphNode capture_tail; /* cuStreamGetCaptureInfo's dependency array: the capture's last node */
     uint64_t capture_thread; /* the thread that began the capture */
     int capture_mode;        /* 0 global, 1 thread-local, 2 relaxed */
 } Stream;
 
 /* One recorded operation of a captured graph: a copy/memset (as `copy` takes it) or a launch. */
 #define GRAPH_MAX_POINTER_ARGS 16
+/* The argument bytes a recorded launch keeps, laid out as the kernel's parameters (g_last_params). */
+#define GRAPH_PARAM_BYTES 256
 
 typedef struct {
     int launch;
@@ -129,12 +132,44 @@ typedef struct {
     size_t n;
     int npointers; /* 8-byte launch arguments, to mark the allocations they point into as used */
     uint64_t pointers[GRAPH_MAX_POINTER_ARGS];
+    uintptr_t id;  /* the node's handle (CUgraphNode), unique across graphs, kept by instantiation */
+    int conditional;       /* a conditional node: 1 IF, 2 WHILE (CUgraphConditionalNodeType + 1), else 0 */
+    unsigned cond_default; /* its condition's value at each launch */
+    struct Graph **body;   /* its body graph, in an array of one that cuGraphAddNode hands out */
+    struct Kernel *kernel; /* a launch's kernel, its grid and block, and its arguments' bytes */
+    unsigned grid[3], block[3], shared;
+    unsigned char params[GRAPH_PARAM_BYTES];
 } GraphOp;
+
+/* CUgraphNodeParams (CUDA 12.4) with its conditional member, CUDA_CONDITIONAL_NODE_PARAMS. */
+typedef struct {
+    unsigned type; /* CU_GRAPH_NODE_TYPE_CONDITIONAL: 13 */
+    int reserved0[3];
+    struct {
+        uint64_t handle;
+        unsigned kind; /* 0 IF, 1 WHILE */
+        unsigned size;
+        CUgraph *phGraph_out;
+        CUcontext ctx;
+    } conditional;
+    long long rest[25];
+    long long reserved2;
+} GraphNodeParams;
+
+/* CUDA_KERNEL_NODE_PARAMS_v2 (CUDA 12.0). */
+typedef struct {
+    CUfunction func;
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    void **kernelParams, **extra;
+    CUkernel kern;
+    CUcontext ctx;
+} KernelNodeParams;
 
 /* A captured graph (template) or an instantiated one: the recorded operations, in order. */
 typedef struct Graph {
     struct Ctx *ctx;
     int invalidated;
+    int is_body; /* a conditional node's body: owned by the node, never in a registry */
     size_t n, cap;
     GraphOp *ops;
 } Graph;
@@ -350,6 +385,9 @@ EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t 
                                    CUstream hStream);
 EXPORT CUresult cuModuleGetLoadingMode(int *mode);
 EXPORT CUresult cuLogsUnregisterCallback(void *callback);
+EXPORT CUresult cuGraphConditionalHandleCreate(uint64_t *handle, CUgraph hGraph, CUcontext ctx, unsigned defaultValue, unsigned flags);
+EXPORT CUresult cuGraphAddNode(CUgraphNode *phNode, CUgraph hGraph, const CUgraphNode *deps, size_t n, GraphNodeParams *params);
+EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *deps, const void *edges, size_t n, int mode);
 EXPORT CUresult cuLogsRegisterCallback(void (*callbackFunc)(void *, int, char *, size_t), void *userData, void **callback_out);
 EXPORT CUresult cuDeviceGetDevResource(CUdevice device, void *resource, int type);
 EXPORT CUresult cuDevSmResourceSplitByCount(void *result, unsigned int *nbGroups, const void *input, void *remaining, unsigned int useFlags, unsigned int minCount);
@@ -455,6 +493,9 @@ int max_dynamic_shared(const Kernel *k, int dev);
 
 /* launches.c */
 void argument_use(Ctx *c, const void *arg, int64_t until);
+int check_launch_shape(const struct Kernel *k, int dev, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned sharedMemBytes);
+void record_launch_arguments(GraphOp *op, const struct Kernel *k, void **kernelParams);
 int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                   unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra, int flags, uint64_t cluster_blocks);
 
@@ -483,6 +524,8 @@ EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr);
 
 /* graphs.c */
 int graph_record(Graph *g, const GraphOp *op);
+Graph *graph_copy(const Graph *g);
+void graph_free(Graph *g);
 int capture_forbids_unsafe_call(void);
 int capture_in_context_forbids_wait(Ctx *c);
 int capture_forbids_context_wait(Ctx *c);

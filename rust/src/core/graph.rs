@@ -30,9 +30,25 @@ use std::sync::{Arc, Mutex, MutexGuard};
 const CAPTURE_MODE_THREAD_LOCAL: i32 = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL as i32;
 
 /// What a running capture must restore: the private stream and the stream the handle used before.
-struct Capture {
-    stream: usize,
+pub(crate) struct Capture {
+    pub(crate) stream: usize,
     previous: usize,
+    /// The conditional bodies being captured (`graph_conditional`), innermost last.
+    pub(crate) bodies: Vec<Body>,
+}
+
+/// A conditional node's body being captured: its private stream, which the handle's calls go to,
+/// and the stream they went to before (the capture's, or an enclosing body's).
+pub(crate) struct Body {
+    pub(crate) stream: usize,
+    pub(crate) previous: usize,
+}
+
+impl Capture {
+    /// The stream the capture records on now: the innermost body's, else its own.
+    pub(crate) fn recording_stream(&self) -> CUstream {
+        self.bodies.last().map_or(self.stream, |b| b.stream) as CUstream
+    }
 }
 
 /// The capture state of one handle, attached to it on its first capture.
@@ -52,15 +68,18 @@ impl Attachment for CaptureSlot {
 }
 
 /// The handle's capture state, locked.
-fn capture_slot(handle: &Handle) -> Result<MutexGuard<'_, Option<Capture>>> {
+pub(crate) fn capture_slot(handle: &Handle) -> Result<MutexGuard<'_, Option<Capture>>> {
     let slot = handle.attachment(|| Ok(CaptureSlot::default()))?;
     slot.0.lock().map_err(|_| Error::invalid_state("handle capture lock poisoned"))
 }
 
-/// An instantiated graph in one context. The captured template is destroyed once instantiated:
-/// the executable graph does not depend on it.
+/// An instantiated graph in one context, with the template it was instantiated from. The
+/// executable graph does not depend on the template, but its nodes are named by the template's
+/// (`cuGraphExecKernelNodeSetParams` takes a node of "the graph from which graphExec was
+/// instantiated"), so the template lives as long as the graph for updates (`graph_node`).
 pub struct Graph {
     exec: CUgraphExec,
+    template: CUgraph,
     ctx: Arc<Context>,
     nodes: usize,
 }
@@ -87,7 +106,7 @@ pub fn begin_capture(handle: &Handle) -> Result<()> {
         return Err(e);
     }
     let previous = handle.begin_capture_stream(stream as usize);
-    *slot = Some(Capture { stream: stream as usize, previous });
+    *slot = Some(Capture { stream: stream as usize, previous, bodies: Vec::new() });
     Ok(())
 }
 
@@ -97,9 +116,9 @@ pub fn end_capture(handle: &Handle) -> Result<Graph> {
     let (ctx, graph) = finish(handle)?;
     let graph = graph?;
     let instantiated = instantiate(handle, &ctx, graph);
-    // Needed no longer, whether or not instantiation worked: an executable graph is independent
-    // of its template, so the template is not kept for the graph's life.
-    destroy_template(&ctx, graph);
+    if instantiated.is_err() {
+        destroy_template(&ctx, graph);
+    }
     instantiated
 }
 
@@ -115,7 +134,7 @@ fn instantiate(handle: &Handle, ctx: &Arc<Context>, graph: CUgraph) -> Result<Gr
     let mut exec = std::ptr::null_mut();
     // SAFETY: out-pointer valid; `graph` came from cuStreamEndCapture in this context, now active.
     ctx.noted(unsafe { driver.cuGraphInstantiateWithFlags(&mut exec, graph, 0) })?;
-    Ok(Graph { exec, ctx: Arc::clone(ctx), nodes })
+    Ok(Graph { exec, template: graph, ctx: Arc::clone(ctx), nodes })
 }
 
 /// Ends a capture whose work failed: destroys whatever was recorded and restores the stream.
@@ -127,31 +146,50 @@ pub fn abort_capture(handle: &Handle) -> Result<()> {
     Ok(())
 }
 
-/// Ends the driver's capture and restores the handle's stream; the outer error is about the
-/// handle (not capturing, context gone), the inner one about the capture (invalidated, say).
-fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
-    let _scope = handle.activate()?;
-    let capture = capture_slot(handle)?.take().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
-    handle.end_capture_stream(capture.previous);
-    let ctx = Arc::clone(handle.context());
+/// The private stream the handle's running capture records on now (a conditional body's inside one).
+pub(crate) fn capture_stream(handle: &Handle) -> Result<CUstream> {
+    let slot = capture_slot(handle)?;
+    let capture = slot.as_ref().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
+    Ok(capture.recording_stream())
+}
+
+/// Ends the driver's capture on a private stream and gives the stream back if it stopped capturing;
+/// whether it ended, and the graph it returned (null or not, also on failure).
+pub(crate) fn end_stream_capture(ctx: &Arc<Context>, stream: CUstream) -> (Result<()>, CUgraph) {
     let driver = ctx.driver();
-    let stream = capture.stream as CUstream;
     let mut graph = std::ptr::null_mut();
-    // SAFETY: the private stream of this capture, in the active context; out-pointer valid.
+    // SAFETY: a private capture stream of this context, which is active; out-pointer valid.
     let ended = ctx.noted(unsafe { driver.cuStreamEndCapture(stream, &mut graph) });
     let mut status = 0;
     // SAFETY: as above. Not capturing (CU_STREAM_CAPTURE_STATUS_NONE): safe to reuse the stream.
     let idle = unsafe { driver.cuStreamIsCapturing(stream, &mut status) }.is_ok()
         && status == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE as i32;
     if idle {
-        streams::give_back_capture(&ctx, stream);
+        streams::give_back_capture(ctx, stream);
     } else {
         log::warn!("a capture stream is still capturing after cuStreamEndCapture; it is not reused");
     }
-    let graph = match ended {
-        Ok(()) if graph.is_null() => Err(Error::invalid_state("cuStreamEndCapture returned no graph")),
-        Ok(()) => Ok(graph),
-        Err(e) => {
+    (ended, graph)
+}
+
+/// Ends the driver's capture and restores the handle's stream; the outer error is about the
+/// handle (not capturing, context gone), the inner one about the capture (invalidated, say).
+fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
+    let _scope = handle.activate()?;
+    let mut capture = capture_slot(handle)?.take().ok_or_else(|| Error::invalid_state("the handle is not capturing a graph"))?;
+    let ctx = Arc::clone(handle.context());
+    // Bodies still open (the Java side ends each; only after a failure there): their graphs belong
+    // to their conditional nodes, which the capture's graph destroys with it.
+    while let Some(body) = capture.bodies.pop() {
+        if let (Err(e), _) = end_stream_capture(&ctx, body.stream as CUstream) {
+            log::warn!("ending a conditional body's capture: {e}");
+        }
+    }
+    handle.end_capture_stream(capture.previous);
+    let graph = match end_stream_capture(&ctx, capture.stream as CUstream) {
+        (Ok(()), graph) if graph.is_null() => Err(Error::invalid_state("cuStreamEndCapture returned no graph")),
+        (Ok(()), graph) => Ok(graph),
+        (Err(e), graph) => {
             if !graph.is_null() {
                 destroy_template(&ctx, graph);
             }
@@ -162,8 +200,9 @@ fn finish(handle: &Handle) -> Result<(Arc<Context>, Result<CUgraph>)> {
 }
 
 fn destroy_template(ctx: &Context, graph: CUgraph) {
-    // SAFETY: a graph from cuStreamEndCapture, destroyed once; no executable graph refers to it
-    // (an executable graph is independent of its template once instantiated, cuGraphInstantiate).
+    // SAFETY: a graph from cuStreamEndCapture, destroyed once: either never instantiated, or by the
+    // Drop of its Graph after the executable one (which is independent of its template once
+    // instantiated, cuGraphInstantiate).
     if let Err(e) = unsafe { ctx.driver().cuGraphDestroy(graph) } {
         log::warn!("{e}");
     }
@@ -179,10 +218,13 @@ impl Graph {
         &self.ctx
     }
 
-    /// Replays the graph on `handle`'s current stream, after the work queued there before. The
-    /// device and pinned memory and the libraries the recorded calls use (the caller holds them
-    /// open) note the replay's stream, so that their release waits for it (rules L3, L7).
-    pub fn launch(&self, handle: &Handle, buffers: &[&DeviceMemory], pinned: &[&PinnedMemory], libraries: &[&UseLog]) -> Result<()> {
+    /// The executable graph, for the updates of its nodes (`graph_node`).
+    pub(crate) fn exec(&self) -> CUgraphExec {
+        self.exec
+    }
+
+    /// Refuses a handle of another context than the graph's: a graph replays and changes only there.
+    pub(crate) fn check_context(&self, handle: &Handle) -> Result<()> {
         if handle.context().id() != self.ctx.id() {
             return Err(Error::invalid_argument(format!(
                 "the graph was captured in context id {} but the handle is bound to context id {}; a graph replays only in its own context",
@@ -190,6 +232,14 @@ impl Graph {
                 handle.context().id()
             )));
         }
+        Ok(())
+    }
+
+    /// Replays the graph on `handle`'s current stream, after the work queued there before. The
+    /// device and pinned memory and the libraries the recorded calls use (the caller holds them
+    /// open) note the replay's stream, so that their release waits for it (rules L3, L7).
+    pub fn launch(&self, handle: &Handle, buffers: &[&DeviceMemory], pinned: &[&PinnedMemory], libraries: &[&UseLog]) -> Result<()> {
+        self.check_context(handle)?;
         let _scope = handle.activate()?;
         let queue = handle.queue()?;
         for buffer in buffers {
@@ -220,6 +270,7 @@ impl Drop for Graph {
                 if let Err(e) = unsafe { self.ctx.driver().cuGraphExecDestroy(self.exec) } {
                     log::warn!("{e}");
                 }
+                destroy_template(&self.ctx, self.template);
             }
             Err(e) => log::debug!("not destroying a graph: its context is gone ({e})"),
         }

@@ -9,6 +9,8 @@ pub mod driver;
 pub mod error;
 pub mod event;
 pub mod graph;
+pub mod graph_conditional;
+pub mod graph_node;
 pub mod green_context;
 pub mod handle;
 pub mod host_registration;

@@ -1,13 +1,18 @@
 //! `dev.cuhandle.NativeApi`: graph capture and replay. The Java `Handle` confines a capture to
 //! one thread and ends it on every path; the Java `Graph` owns the graph pointer.
 
+use crate::core::driver::conditional_node::ConditionalKind;
 use crate::core::graph;
+use crate::core::graph_conditional;
+use crate::core::graph_node;
 use crate::jni::entry::entry;
+use crate::jni::launch;
 use crate::jni::native_entry::native;
 use crate::jni::native_ptr::{BufferPtr, GraphPtr, HandlePtr, Held, LibraryPtr, PinnedPtr, Ptr};
 use crate::jni::raw::convert;
 use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JLongArray};
+use jni::sys::{jint, jlong};
 use jni::{Env, EnvUnowned, NativeMethod};
 
 pub const METHODS: &[NativeMethod<'static>] = &[
@@ -17,6 +22,16 @@ pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn graph_info(g: GraphPtr) -> jlong[]),
     native!(static raw fn graph_launch(g: GraphPtr, h: HandlePtr, buffers: jlong[], pinned: jlong[], libraries: jlong[])),
     native!(static raw fn graph_destroy(g: GraphPtr)),
+    native!(static raw fn capture_last_node(h: HandlePtr) -> jlong),
+    native!(static raw fn capture_create_condition(h: HandlePtr, default_value: jint) -> jlong),
+    native!(static raw fn capture_begin_conditional(h: HandlePtr, kind: jint, condition: jlong)),
+    native!(static raw fn capture_end_conditional(h: HandlePtr)),
+    native!(
+        static raw fn graph_set_kernel_node(
+            g: GraphPtr, h: HandlePtr, node: jlong, function: jlong, gx: jint, gy: jint, gz: jint, bx: jint, by: jint, bz: jint, shared_bytes: jint,
+            params: jlong, arg_count: jint
+        )
+    ),
 ];
 
 fn capture_begin(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
@@ -73,4 +88,69 @@ fn graph_launch(
 /// without waiting for queued replays.
 fn graph_destroy(env: EnvUnowned<'_>, _: JClass<'_>, g: GraphPtr) {
     entry!(env, |_e| g.release())
+}
+
+/// The kernel node the handle's capture recorded last (the Java capture knows it is a launch).
+fn capture_last_node(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) -> jlong {
+    entry!(env, |_e| Ok(graph_node::last_captured_node(h.get()?)? as jlong))
+}
+
+/// New values for a kernel node of the graph, for the replays queued from now on.
+#[expect(clippy::too_many_arguments, reason = "the Java method's parameters, one by one: JNI passes no records")]
+fn graph_set_kernel_node(
+    env: EnvUnowned<'_>,
+    _: JClass<'_>,
+    g: GraphPtr,
+    h: HandlePtr,
+    node: jlong,
+    function: jlong,
+    gx: jint,
+    gy: jint,
+    gz: jint,
+    bx: jint,
+    by: jint,
+    bz: jint,
+    shared: jint,
+    params: jlong,
+    arg_count: jint,
+) {
+    entry!(env, |_e| {
+        let shape = launch::plain_shape([gx, gy, gz], [bx, by, bz], shared);
+        // SAFETY: `node` is a kernel node of this graph's capture (the Java GraphNode, checked to
+        // belong to this graph, holds it); `function` is its kernel's function in the handle's
+        // context, the graph's (checked in Java and in `set_kernel_node`); `params` is the address of
+        // the pointer array in the node's own launch object's direct buffer, each of its first
+        // `arg_count` entries pointing at that argument's bytes in the same buffer, which the Java
+        // caller keeps reachable and unchanged for the call.
+        unsafe { g.get()?.set_kernel_node(h.get()?, node as usize, function as _, &shape, params as _, arg_count.max(0) as usize)? };
+        Ok(())
+    })
+}
+
+/// A new condition (`CUgraphConditionalHandle`) in the graph the handle's capture records into.
+fn capture_create_condition(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, default_value: jint) -> jlong {
+    entry!(env, |_e| Ok(graph_conditional::create_condition(h.get()?, default_value as u32)? as jlong))
+}
+
+/// Adds an IF (`kind` 0) or WHILE (1) node on `condition` to the handle's capture and records its
+/// later calls into the node's body.
+fn capture_begin_conditional(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, kind: jint, condition: jlong) {
+    entry!(env, |_e| {
+        let kind = match kind {
+            0 => ConditionalKind::If,
+            1 => ConditionalKind::While,
+            other => {
+                return Err(crate::core::error::Error::invalid_argument(format!(
+                    "conditional kind {other} is neither IF (0) nor WHILE (1)"
+                ))
+                .into())
+            }
+        };
+        Ok(graph_conditional::begin_body(h.get()?, kind, condition as u64)?)
+    })
+}
+
+/// Ends the innermost conditional body's capture.
+fn capture_end_conditional(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
+    entry!(env, |_e| Ok(graph_conditional::end_body(h.get()?)?))
 }

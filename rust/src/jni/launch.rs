@@ -26,7 +26,7 @@ pub const METHODS: &[NativeMethod<'static>] = &[
 /// Grid, block and dynamic shared memory as Java passes them (checked there), without launch
 /// attributes; user kernels are never dependent launches (they need not wait with
 /// griddepcontrol.wait).
-fn plain_shape(grid: [jint; 3], block: [jint; 3], shared: jint) -> LaunchShape {
+pub(crate) fn plain_shape(grid: [jint; 3], block: [jint; 3], shared: jint) -> LaunchShape {
     LaunchShape { grid: grid.map(|v| v as u32), block: block.map(|v| v as u32), shared_bytes: shared as u32, ..LaunchShape::linear(1, 1) }
 }
 

@@ -7,6 +7,7 @@
 //! plain `i32` so that a code unknown to the bindings can never become an invalid Rust enum value.
 //! cudarc still supplies the handle and pointer types and the attribute enumerations.
 
+use super::conditional_node::ConditionalNodeParams;
 use super::dev_resource::DevResource;
 use super::launch_config::LaunchConfig;
 use super::logs::LogsCallback;
@@ -14,8 +15,8 @@ use super::memcpy_batch::MemcpyAttributes;
 use super::Driver;
 use crate::core::error::Result;
 use cudarc::driver::sys::{
-    CUcontext, CUdevice, CUdeviceptr, CUdriverProcAddressQueryResult, CUdriverProcAddress_flags, CUevent, CUfunction, CUgraph, CUgraphExec,
-    CUgraphNode, CUkernel, CUlibrary, CUstream,
+    CUDA_KERNEL_NODE_PARAMS_v2, CUcontext, CUdevice, CUdeviceptr, CUdriverProcAddressQueryResult, CUdriverProcAddress_flags, CUevent,
+    CUfunction, CUgraph, CUgraphExec, CUgraphNode, CUkernel, CUlibrary, CUstream,
 };
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
@@ -250,6 +251,12 @@ driver_api! {
         cuGraphExecDestroy = "cuGraphExecDestroy"(exec: CUgraphExec);
         cuGraphDestroy = "cuGraphDestroy"(graph: CUgraph);
         cuGraphGetNodes = "cuGraphGetNodes"(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize);
+        // Graphs that change without a new capture (graph_node.rs): the node a capture recorded
+        // last, and new arguments, grid and block for a kernel node of an executable graph.
+        cuStreamGetCaptureInfo = "cuStreamGetCaptureInfo_v2"(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut CUgraph, dependencies: *mut *const CUgraphNode, count: *mut usize);
+        cuGraphExecKernelNodeSetParams = "cuGraphExecKernelNodeSetParams_v2"(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_KERNEL_NODE_PARAMS_v2);
+        // The capture's dependencies after a node added to its graph by hand (a conditional node).
+        cuStreamUpdateCaptureDependencies = "cuStreamUpdateCaptureDependencies"(stream: CUstream, nodes: *mut CUgraphNode, count: usize, flags: c_uint);
     }
     optional {
         cuKernelGetParamInfo = "cuKernelGetParamInfo" since 12040 (kernel: CUkernel, index: usize, offset: *mut usize, size: *mut usize);
@@ -279,6 +286,12 @@ driver_api! {
             dsts: *mut CUdeviceptr, srcs: *mut CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut MemcpyAttributes, attrs_idxs: *mut usize,
             num_attrs: usize, fail_idx: *mut usize, stream: CUstream
         );
+        // Conditional nodes (graph_conditional.rs): IF and WHILE nodes added to a capture's graph, their
+        // bodies captured into the graph the node owns. cuGraphAddNode is asked for with its 12.2 ABI
+        // (no edge data); the feature needs CUDA 12.4 (graph_conditional.rs says why).
+        cuGraphConditionalHandleCreate = "cuGraphConditionalHandleCreate" since 12030 (handle: *mut u64, graph: CUgraph, ctx: CUcontext, default_value: c_uint, flags: c_uint);
+        cuGraphAddNode = "cuGraphAddNode" since 12020 (node: *mut CUgraphNode, graph: CUgraph, dependencies: *const CUgraphNode, count: usize, params: *mut ConditionalNodeParams);
+        cuStreamBeginCaptureToGraph = "cuStreamBeginCaptureToGraph" since 12030 (stream: CUstream, graph: CUgraph, dependencies: *const CUgraphNode, edge_data: *const c_void, count: usize, mode: c_int);
         cuOccupancyMaxPotentialClusterSize = "cuOccupancyMaxPotentialClusterSize" since 11080 (cluster_size: *mut c_int, function: CUfunction, config: *const LaunchConfig);
     }
 }

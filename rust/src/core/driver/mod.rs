@@ -1,6 +1,7 @@
 //! Finding, loading and initialising libcuda (rule H12: never a panic, always a clear error).
 
 mod api;
+pub mod conditional_node;
 pub mod dev_resource;
 pub mod launch;
 pub mod launch_config;

@@ -384,6 +384,12 @@ impl Handle {
         self.current_stream.swap(raw, Ordering::AcqRel)
     }
 
+    /// Routes later calls of a running capture to another of its streams (a conditional node's
+    /// body, and back); returns the stream used before.
+    pub(crate) fn switch_capture_stream(&self, raw: usize) -> usize {
+        self.current_stream.swap(raw, Ordering::AcqRel)
+    }
+
     /// Routes later calls back to `previous` (from `begin_capture_stream`).
     pub(crate) fn end_capture_stream(&self, previous: usize) {
         self.current_stream.store(previous, Ordering::Release);

@@ -1,7 +1,6 @@
 package dev.cuhandle;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,8 +17,24 @@ final class Capture {
 
     final Handle handle;
     final Thread thread;
-    /** Root buffers, host buffers, libraries and events used by recorded calls (identity set; only the capturing thread adds). */
-    private final Map<Object, Boolean> used = new IdentityHashMap<>();
+    /**
+     * Root buffers, host buffers, libraries and events used by recorded calls, each with the number of uses noted
+     * (identity map; only the capturing thread adds): the graph drops a buffer that updates replaced everywhere.
+     */
+    private final Map<Object, Integer> used = new IdentityHashMap<>();
+    /** Calls this thread entered the handle with during the capture ({@link Handle#enter()} counts them). */
+    int calls;
+    /** The kernel launch recorded last and {@link #calls} right after it, for {@link Handle#capturedLaunch()}. */
+    private KernelLaunch lastLaunch;
+    private int lastLaunchAt;
+    /** {@link KernelLaunch#generation} right after the launch: a later launch or change of the object shows. */
+    private int lastLaunchGeneration;
+    /** The node named for {@link #lastLaunch}, returned again until another call. */
+    private GraphNode named;
+    /** Conditional bodies being recorded (GraphConditionals), whose launches cannot be named. */
+    int conditionalDepth;
+    /** The nodes named in this capture, which belong to its graph. */
+    private final List<GraphNode> nodes = new ArrayList<>();
 
     private Capture(Handle handle) {
         this.handle = handle;
@@ -62,7 +77,46 @@ final class Capture {
 
     /** Notes a root buffer, host buffer, library or event that a recorded call uses. */
     void uses(Object resource) {
-        used.put(resource, Boolean.TRUE);
+        used.merge(resource, 1, Integer::sum);
+    }
+
+    /** Notes that {@code launch} was just recorded on {@code handle} if this thread captures there. */
+    static void launched(Handle handle, KernelLaunch launch) {
+        Capture running = recording(handle);
+        if (running != null) {
+            running.lastLaunch = launch;
+            running.lastLaunchAt = running.calls;
+            running.lastLaunchGeneration = launch.generation;
+            running.named = null;
+        }
+    }
+
+    /** The node of the launch recorded last ({@link Handle#capturedLaunch()}), refused unless it was the last call. */
+    GraphNode lastLaunch() {
+        if (conditionalDepth > 0) {
+            throw new IllegalStateException("Handle.capturedLaunch names launches of the graph itself, not of a conditional body"
+                    + " (Handle.whileLoop, Handle.ifThen); name it outside the body (the capture goes on)");
+        }
+        boolean unchanged = lastLaunch != null && lastLaunchAt == calls && lastLaunch.generation == lastLaunchGeneration;
+        if (named != null && unchanged) {
+            return named;
+        }
+        if (!unchanged) {
+            throw new IllegalStateException("Handle.capturedLaunch names the kernel launch recorded last, right after it; "
+                    + (lastLaunch == null ? "this capture recorded no kernel launch yet"
+                            : lastLaunchAt != calls ? "another call on the handle followed the last launch"
+                                    : "its launch object was launched again or changed since (on another handle, say)")
+                    + " (the capture goes on)");
+        }
+        long h = handle.enter();
+        try {
+            named = new GraphNode(NativeApi.captureLastNode(h), lastLaunch.copy());
+            nodes.add(named);
+            lastLaunchAt = calls; // this call's own entry is no other call
+            return named;
+        } finally {
+            handle.exit();
+        }
     }
 
     /**
@@ -122,8 +176,10 @@ final class Capture {
                 ON_THIS_THREAD.remove();
                 handle.capture = null;
             }
-            return Graph.of(handle, graph, capture.resources());
+            return Graph.of(handle, graph, capture.uses(), capture.nodes);
         } finally {
+            capture.lastLaunch = null;
+            KernelLaunch.releaseForThread(); // kept for capturedLaunch() while the capture ran (Handle.launch)
             handle.exit();
         }
     }
@@ -173,8 +229,8 @@ final class Capture {
         }
     }
 
-    private List<Object> resources() {
-        List<Object> list = new ArrayList<>(used.keySet());
-        return Collections.unmodifiableList(list);
+    /** What the recorded calls use, with the number of uses each. */
+    private Map<Object, Integer> uses() {
+        return used;
     }
 }

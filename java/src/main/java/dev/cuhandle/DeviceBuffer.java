@@ -132,6 +132,11 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
         return byteOffset;
     }
 
+    /** The buffer that owns the memory: this one, or the one a view was sliced from. */
+    DeviceBuffer root() {
+        return parent == null ? this : parent;
+    }
+
     /**
      * The device address of the first byte ({@code CUdeviceptr}; for kernels and interop). It stays valid
      * only while the buffer is open. A new allocation reads it from its native object on the first call

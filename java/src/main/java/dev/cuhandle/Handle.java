@@ -200,9 +200,12 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     long enter() {
         long pointer = state.enter();
         Capture running = capture;
-        if (running != null && running.thread != Thread.currentThread()) {
-            state.exit();
-            throw running.otherThreadRefused();
+        if (running != null) {
+            if (running.thread != Thread.currentThread()) {
+                state.exit();
+                throw running.otherThreadRefused();
+            }
+            running.calls++; // for capturedLaunch(): whether the launch recorded last was the last call
         }
         Thread switching = switchingStream;
         if (switching != null && switching != Thread.currentThread()) {
@@ -369,7 +372,11 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
             launch.setArgs(args);
             launch.launch(this);
         } finally {
-            launch.release(); // the thread's launch object must not keep the kernel, its library or buffers alive
+            // The thread's launch object must not keep the kernel, its library or buffers alive; under a capture it
+            // keeps them until the capture ends, for capturedLaunch() to copy them.
+            if (Capture.recording(this) == null) {
+                launch.release();
+            }
         }
     }
 
@@ -420,6 +427,10 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * <p>If {@code work} throws, or ending the capture fails, the capture is ended, what was recorded
      * is destroyed and the exception propagates; the handle is usable afterwards.
      *
+     * <p>A kernel launch that {@code work} names with {@link #capturedLaunch()} right after making it can
+     * change its arguments, grid and block later without a new capture ({@link Graph#update(GraphNode)}). Inside
+     * {@code work}, {@link #whileLoop} and {@link #ifThen} record loops and branches that the GPU decides.
+     *
      * @param work the calls to record, made on this thread
      * @return the instantiated graph; close it
      * @throws NullPointerException if {@code work} is {@code null}
@@ -430,6 +441,100 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      */
     public Graph capture(Runnable work) {
         return track(Capture.record(this, work));
+    }
+
+    /**
+     * Records a loop that runs on the GPU into the graph this thread is capturing on this handle (a CUDA 12.4+
+     * conditional WHILE node): the calls {@code body} makes on this handle are recorded as the loop's body, which
+     * runs once and then again while the condition the body sets ({@link GraphLoop#continueWhile(GraphCondition)})
+     * holds, decided on the GPU after each iteration, at most {@code maxIterations} times per run of the graph; no
+     * iteration comes back to the host. {@code iterations} receives, per run, the number of iterations made (an
+     * {@code int} at its start; a memset recorded before the loop resets it).
+     *
+     * <pre>{@code
+     * try (Graph solve = h.capture(() -> h.whileLoop(500, iterations, loop -> {
+     *         h.launch(jacobiStep, grid, block, 0, a, b, x, xNext, residual, n);
+     *         h.launch(jacobiStep, grid, block, 0, a, b, xNext, x, residual, n);
+     *         loop.continueWhile(GraphCondition.floatAbove(residual, 1e-6f));
+     *     }))) {
+     *     solve.launch(h);    // up to 500 double steps, until the residual is at most 1e-6
+     * }
+     * }</pre>
+     *
+     * <p>The same calls are refused in the body as in the capture (rule C1); {@link #capturedLaunch()} is refused
+     * inside a body. Loops and {@link #ifThen(GraphCondition, Runnable) IF}s nest. An exception from {@code body}
+     * ends the body and propagates (the capture then fails as with any exception from its work).
+     *
+     * @param maxIterations the most iterations one run of the loop makes, at least 1
+     * @param iterations a buffer of the handle's context of at least 4 bytes, for the iteration count
+     * @param body records the loop's body on this handle and may set its condition
+     * @throws NullPointerException if {@code iterations} or {@code body} is {@code null}
+     * @throws IllegalArgumentException if {@code maxIterations} is below 1 or {@code iterations} has fewer than 4 bytes
+     * @throws IllegalStateException if this thread is not capturing on this handle
+     * @throws CudaException with {@link CudaError#NOT_SUPPORTED} if the driver predates CUDA 12.4 (the message names
+     *     the version needed and the driver's), or if the driver fails
+     */
+    public void whileLoop(int maxIterations, DeviceBuffer iterations, java.util.function.Consumer<GraphLoop> body) {
+        Objects.requireNonNull(iterations, "iterations");
+        Objects.requireNonNull(body, "body");
+        if (maxIterations < 1) {
+            throw new IllegalArgumentException("maxIterations is " + maxIterations + "; a loop makes at least 1 iteration");
+        }
+        if (iterations.byteLength() < 4) {
+            throw new IllegalArgumentException("the iteration count is an int (4 bytes); the buffer has " + iterations.byteLength() + " bytes");
+        }
+        GraphConditionals.whileLoop(this, maxIterations, iterations, body);
+    }
+
+    /**
+     * Records a body that runs on the GPU only where {@code condition} holds into the graph this thread is capturing
+     * on this handle (a CUDA 12.4+ conditional IF node). The condition is read on the GPU after the work recorded
+     * before this call, on every run of the graph.
+     *
+     * @param condition what decides whether the body runs
+     * @param body records the body's calls on this handle
+     * @throws NullPointerException if {@code condition} or {@code body} is {@code null}
+     * @throws IllegalStateException if this thread is not capturing on this handle
+     * @throws CudaException with {@link CudaError#NOT_SUPPORTED} if the driver predates CUDA 12.4, or if the driver fails
+     */
+    public void ifThen(GraphCondition condition, Runnable body) {
+        Objects.requireNonNull(condition, "condition");
+        Objects.requireNonNull(body, "body");
+        GraphConditionals.ifThen(this, condition, body);
+    }
+
+    /**
+     * Names the kernel launch this thread's capture on this handle recorded last, so that the graph can
+     * change its arguments, grid and block later without a new capture ({@link Graph#update(GraphNode)}).
+     * Call it inside {@link #capture(Runnable)}'s {@code work}, right after the launch ({@link #launch(Kernel,
+     * Dim3, Dim3, int, Object...)} or {@link KernelLaunch#launch(Handle)}), before any other call on this
+     * handle; called again with no call in between it returns the same node. The node belongs to the graph
+     * the capture returns.
+     *
+     * <pre>{@code
+     * GraphNode[] step = new GraphNode[1];
+     * try (Graph g = h.capture(() -> {
+     *         h.launch(axpy, grid, block, 0, n, 0.5f, x, y);
+     *         step[0] = h.capturedLaunch();
+     *     })) {
+     *     g.update(step[0]).arg(1, 0.25f).arg(3, otherY);   // applied by the next launch
+     *     g.launch(h);
+     * }
+     * }</pre>
+     *
+     * @return the launch's node in the graph being captured
+     * @throws IllegalStateException if this thread is not capturing on this handle, no kernel launch was
+     *     recorded yet, or another call on this handle followed the last launch (rule C1: refused, the
+     *     capture goes on)
+     * @throws CudaException if the driver fails
+     */
+    public GraphNode capturedLaunch() {
+        Capture running = Capture.recording(this);
+        if (running == null) {
+            throw new IllegalStateException("Handle.capturedLaunch names a kernel launch recorded by this thread's capture on this handle (Handle.capture),"
+                    + " and there is none running; call it inside the capture's work, right after the launch");
+        }
+        return running.lastLaunch();
     }
 
     /**

@@ -24,6 +24,21 @@ final class LaunchConfig {
     int clusterY;
     int clusterZ;
 
+    /** Takes every setting of {@code other}. */
+    void copyFrom(LaunchConfig other) {
+        gridX = other.gridX;
+        gridY = other.gridY;
+        gridZ = other.gridZ;
+        blockX = other.blockX;
+        blockY = other.blockY;
+        blockZ = other.blockZ;
+        sharedBytes = other.sharedBytes;
+        cooperative = other.cooperative;
+        clusterX = other.clusterX;
+        clusterY = other.clusterY;
+        clusterZ = other.clusterZ;
+    }
+
     /** Sets the cluster size, refusing at once what is no cluster size on any device: a negative or 0 next to a non-0. */
     void cluster(int x, int y, int z) {
         boolean none = x == 0 && y == 0 && z == 0;

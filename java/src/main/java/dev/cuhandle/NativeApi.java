@@ -190,6 +190,20 @@ final class NativeApi {
 
     static native void graphDestroy(long graph);
 
+    /** The node the handle's capture recorded last (a kernel launch's, as the caller knows). */
+    static native long captureLastNode(long handle);
+
+    /** A new condition in the graph the handle's capture records into, starting at {@code defaultValue} on each launch. */
+    static native long captureCreateCondition(long handle, int defaultValue);
+
+    /** Adds an IF (0) or WHILE (1) node on {@code condition} and records the handle's later calls into its body. */
+    static native void captureBeginConditional(long handle, int kind, long condition);
+
+    static native void captureEndConditional(long handle);
+
+    static native void graphSetKernelNode(long graph, long handle, long node, long function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes,
+            long params, int argCount);
+
     static native long eventCreate(long handle);
 
     static native void eventRecord(long event, long handle);
