@@ -31,13 +31,14 @@ pub enum Entry {
     PerPiece,
 }
 
-/// The segments of a batch, in order, and its length in bytes.
-fn lay_out(targets: &[(CUdeviceptr, usize)]) -> (Vec<Segment>, usize) {
+/// The segments of a batch, in order, and its length in bytes, from each array's (device address,
+/// length, base of the allocation the address lies in).
+fn lay_out(targets: &[(CUdeviceptr, usize, CUdeviceptr)]) -> (Vec<Segment>, usize) {
     let mut segments = Vec::with_capacity(targets.len());
     let mut total = 0;
-    for (index, &(device, len)) in targets.iter().enumerate() {
+    for (index, &(device, len, allocation)) in targets.iter().enumerate() {
         if len > 0 {
-            segments.push(Segment { index, start: total, len, device });
+            segments.push(Segment { index, start: total, len, device, allocation });
             total += len;
         }
     }
@@ -123,11 +124,12 @@ fn copy(
         }
         let address =
             t.memory.check_range(t.offset, t.len).map_err(|e| Error::invalid_argument(format!("buffer {i} of the batch: {e}")))?;
-        addresses.push((address, t.len));
+        addresses.push((address, t.len, t.memory.address()));
     }
     // The copies of a batch run in no particular order among themselves, so two writes to one
     // device byte would leave either value there.
-    if let Some((a, b)) = upload.then(|| first_overlap(&addresses)).flatten() {
+    let ranges: Vec<(CUdeviceptr, usize)> = addresses.iter().map(|&(address, len, _)| (address, len)).collect();
+    if let Some((a, b)) = upload.then(|| first_overlap(&ranges)).flatten() {
         return Err(Error::invalid_argument(format!(
             "the device ranges of buffers {a} and {b} of the batch overlap; expected the destinations of an upload to be disjoint"
         )));
@@ -156,11 +158,17 @@ mod tests {
 
     #[test]
     fn arrays_of_no_bytes_are_left_out_and_the_rest_laid_end_to_end() {
-        let (segments, total) = lay_out(&[(1000, 4), (2000, 0), (3000, 8), (4000, 0)]);
+        let (segments, total) = lay_out(&[(1000, 4, 1000), (2000, 0, 2000), (3004, 8, 3000), (4000, 0, 4000)]);
         assert_eq!(total, 12);
-        assert_eq!(segments, [Segment { index: 0, start: 0, len: 4, device: 1000 }, Segment { index: 2, start: 4, len: 8, device: 3000 }]);
+        assert_eq!(
+            segments,
+            [
+                Segment { index: 0, start: 0, len: 4, device: 1000, allocation: 1000 },
+                Segment { index: 2, start: 4, len: 8, device: 3004, allocation: 3000 }
+            ]
+        );
         assert_eq!(lay_out(&[]).1, 0);
-        assert!(lay_out(&[(5, 0)]).0.is_empty());
+        assert!(lay_out(&[(5, 0, 5)]).0.is_empty());
     }
 
     #[test]

@@ -18,13 +18,14 @@ use cudarc::driver::sys::{CUdeviceptr, CUstream};
 use std::cell::RefCell;
 
 /// Bytes `[start, start + len)` of the run belong to array `index` and go to or come from device
-/// address `device` onwards.
+/// address `device` onwards, inside the allocation that starts at `allocation`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Segment {
     pub index: usize,
     pub start: usize,
     pub len: usize,
     pub device: CUdeviceptr,
+    pub allocation: CUdeviceptr,
 }
 
 /// The segments that overlap run bytes `[start, start + len)`, each cut to the overlap: (the
@@ -39,7 +40,10 @@ pub(super) fn overlapping(segments: &[Segment], start: usize, len: usize) -> imp
 }
 
 /// The copies of run bytes `[start, start + len)` between the device and staging memory at `host`,
-/// in order: (device address, host address, length), device-contiguous pieces merged.
+/// in order: (device address, host address, length), device-contiguous pieces of one allocation
+/// merged. Pieces of two allocations are never merged, even when one ends where the other begins
+/// (a pool hands out neighbouring addresses): the driver refuses a copy that crosses from one
+/// allocation into the next ("Copy exceeds allocation size", driver 580).
 fn pieces(
     segments: &[Segment],
     start: usize,
@@ -48,7 +52,7 @@ fn pieces(
 ) -> impl Iterator<Item = (CUdeviceptr, CUdeviceptr, usize)> + '_ {
     let mut at = host;
     let mut cut = overlapping(segments, start, len).map(move |(segment, from, n)| {
-        let piece = (segment.device + from as u64, at, n);
+        let piece = (segment.device + from as u64, at, n, segment.allocation);
         at += n as u64;
         piece
     });
@@ -57,14 +61,14 @@ fn pieces(
         let mut merged = pending?;
         pending = None;
         for next in cut.by_ref() {
-            if merged.0 + merged.2 as u64 == next.0 {
+            if merged.0 + merged.2 as u64 == next.0 && merged.3 == next.3 {
                 merged.2 += next.2;
             } else {
                 pending = Some(next);
                 break;
             }
         }
-        Some(merged)
+        Some((merged.0, merged.1, merged.2))
     })
 }
 
@@ -183,12 +187,14 @@ impl super::pipeline::Engine for DriverEngine<'_> {
 mod tests {
     use super::*;
 
+    /// Segments of (device address, length), each in an allocation starting at the address's
+    /// thousand (1004 lies in the allocation at 1000).
     fn segments(list: &[(CUdeviceptr, usize)]) -> Vec<Segment> {
         let mut start = 0;
         list.iter()
             .enumerate()
             .map(|(index, &(device, len))| {
-                let s = Segment { index, start, len, device };
+                let s = Segment { index, start, len, device, allocation: device / 1000 * 1000 };
                 start += len;
                 s
             })
@@ -220,8 +226,16 @@ mod tests {
     }
 
     #[test]
+    fn pieces_of_two_allocations_stay_two_copies_even_back_to_back() {
+        // A pool hands out neighbouring addresses: 2000..2004 ends where the allocation at 2004 begins.
+        let mut s = segments(&[(2000, 4), (2004, 4)]);
+        s[1].allocation = 2004;
+        assert_eq!(pieces(&s, 0, 8, 10).collect::<Vec<_>>(), [(2000, 10, 4), (2004, 14, 4)]);
+    }
+
+    #[test]
     fn a_single_array_is_one_segment_from_its_allocation_s_base() {
-        let s = [Segment { index: 0, start: 0, len: 1 << 20, device: 0x7000_0000 }];
+        let s = [Segment { index: 0, start: 0, len: 1 << 20, device: 0x7000_0000, allocation: 0x7000_0000 }];
         assert_eq!(pieces(&s, 4096, 512, 77).collect::<Vec<_>>(), [(0x7000_0000 + 4096, 77, 512)]);
     }
 }

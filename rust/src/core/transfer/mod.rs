@@ -110,7 +110,7 @@ fn copy(
     let slots = plan.depth.min(len.div_ceil(chunk));
     let mut checkout = Pool::of(ctx).checkout(ctx, slots, plan.slot_bytes, plan.max_idle_slots)?;
     // One segment from the allocation's base: the pipeline's offsets are offsets in the allocation.
-    let whole = [Segment { index: 0, start: 0, len: memory.bytes(), device: memory.address() }];
+    let whole = [Segment { index: 0, start: 0, len: memory.bytes(), device: memory.address(), allocation: memory.address() }];
     let engine = DriverEngine::new(ctx, stream, &whole, false);
     run(&engine, &mut checkout.slots, chunk)
 }

@@ -125,8 +125,12 @@ final class GraphConditionals {
         Capture capture = capturing(handle, "Handle.whileLoop");
         long condition = createCondition(handle, 1); // refuses an old driver first; the body runs once, then while the setter says so
         Kernel set = setter();
-        // The count starts at 0 on every run of the graph; the setter adds one per iteration.
+        // The count starts at 0 on every run of the loop; the setter adds one per iteration.
         handle.memset(iterations.slice(0, 4), 0);
+        // The condition starts at 1 on every run of the loop, not only on each launch of the graph
+        // (CU_GRAPH_COND_ASSIGN_DEFAULT): a loop nested in another ended with it 0, and would
+        // otherwise be skipped from the outer loop's second iteration on (seen on the H200).
+        launchSetter(handle, set, condition, null, maxIterations, GraphCondition.TRUE);
         begin(handle, capture, WHILE, condition);
         GraphLoop loop = new GraphLoop(maxIterations);
         Throwable failure = null;
