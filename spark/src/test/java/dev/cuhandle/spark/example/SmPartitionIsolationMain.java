@@ -5,8 +5,6 @@ import dev.cuhandle.DeviceBuffer;
 import dev.cuhandle.Dim3;
 import dev.cuhandle.Handle;
 import dev.cuhandle.Kernel;
-import dev.cuhandle.spark.CuhandleSparkPlugin;
-import dev.cuhandle.spark.GpuAdmission;
 import dev.cuhandle.spark.GpuLibraries;
 import dev.cuhandle.spark.GpuSmPartitions;
 import dev.cuhandle.spark.GpuTask;
@@ -26,8 +24,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
 
 /**
  * Issue 34's Spark benchmark (docs/spark.md, "SM partitions"): TASKS tasks of one barrier stage share GPU 0 in
@@ -97,24 +93,15 @@ public final class SmPartitionIsolationMain {
         double[] slowdown = new double[2];
         for (int config = 0; config < 2; config++) {
             String name = config == 0 ? "ordinary" : partitioned;
-            SparkConf conf = new SparkConf().setMaster("local[" + tasks + "]").setAppName("cuhandle SM partitions")
-                    .set("spark.ui.enabled", "false").set("spark.driver.host", "127.0.0.1").set("spark.driver.bindAddress", "127.0.0.1")
-                    .set("spark.plugins", CuhandleSparkPlugin.class.getName())
-                    .set(GpuAdmission.CONCURRENT_TASKS_KEY, String.valueOf(tasks));
+            // local[tasks] admits all tasks at once (VectorScoringMain.conf); barrier tasks would not wait anyway.
+            SparkConf conf = VectorScoringMain.conf("local[" + tasks + "]").setAppName("cuhandle SM partitions");
             if (config == 1) {
                 conf.set(GpuSmPartitions.SM_PARTITIONS_KEY, String.valueOf(parts));
             }
-            AtomicInteger failed = new AtomicInteger();
+            AtomicInteger failed;
             double alone = Double.NaN;
             try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-                sc.sc().addSparkListener(new SparkListener() {
-                    @Override
-                    public void onTaskEnd(SparkListenerTaskEnd end) {
-                        if (!end.taskInfo().successful()) {
-                            failed.incrementAndGet();
-                        }
-                    }
-                });
+                failed = FailedTasks.count(sc);
                 for (boolean neighbour : new boolean[] {false, true}) {
                     Settings settings = new Settings(tasks, jobs, warmup, shortNs, shortBlocks, longNs, neighbour);
                     List<TaskResult> results = job(sc, settings);
