@@ -20,7 +20,10 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkException;
 import org.apache.spark.TaskContext;
@@ -37,6 +40,8 @@ import org.junit.jupiter.api.Test;
  */
 class SmPartitionTasksTest {
     private static final String KEY = GpuSmPartitions.SM_PARTITIONS_KEY;
+    /** Tasks ended by an interrupt while holding their partitions (local mode: this JVM). */
+    private static final AtomicInteger KILLED = new AtomicInteger();
 
     @BeforeAll
     static void standIn() {
@@ -119,20 +124,40 @@ class SmPartitionTasksTest {
     void failedAndKilledTasksFreeTheirPartitions() throws Exception {
         JavaSparkContext sc = TestSpark.start("local[4]", KEY, "4", GpuAdmission.CONCURRENT_TASKS_KEY, "4");
         try {
-            // Task 0 fails once all four hold a partition; Spark kills the other three.
+            // Task 0 fails once all four hold a partition; the other three end normally.
             SparkException e = assertThrows(SparkException.class,
-                    () -> sc.parallelize(numbers(4), 4).mapPartitions(SmPartitionTasksTest::failOrHold).collect());
+                    () -> sc.parallelize(numbers(4), 4).mapPartitions(p -> holdThen(p, false)).collect());
             assertTrue(String.valueOf(e.getMessage()).contains("task 0 fails on purpose"), e.getMessage());
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while ((GpuTask.openHandles() != 0 || !allZero(GpuSmPartitions.tasksPerPartition(0, 4))) && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
-            assertEquals(0, GpuTask.openHandles(), "every task handle closed");
-            assertArrayEquals(new int[] {0, 0, 0, 0}, GpuSmPartitions.tasksPerPartition(0, 4), "the failed and the killed tasks freed their slots");
+            awaitAllFree();
             assertEquals(4, contextIds(atOnce(sc, 4)).size(), "the next job gets all four partitions");
+
+            // All four hold a partition and wait until they are killed (cancelJobGroup with interrupts).
+            KILLED.set(0);
+            sc.setJobGroup("sm-partitions-kill", "killed while holding partitions", true);
+            Future<List<Integer>> job = sc.parallelize(numbers(4), 4).mapPartitions(p -> holdThen(p, true)).collectAsync();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (sum(GpuSmPartitions.tasksPerPartition(0, 4)) < 4 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertArrayEquals(new int[] {1, 1, 1, 1}, GpuSmPartitions.tasksPerPartition(0, 4), "all four hold a partition of their own");
+            sc.cancelJobGroup("sm-partitions-kill");
+            assertThrows(ExecutionException.class, () -> job.get(30, TimeUnit.SECONDS));
+            awaitAllFree();
+            assertEquals(4, KILLED.get(), "the four tasks ended by the kill");
+            sc.clearJobGroup();
+            assertEquals(4, contextIds(atOnce(sc, 4)).size(), "the next job gets all four partitions again");
         } finally {
             sc.stop();
         }
+    }
+
+    private static void awaitAllFree() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while ((GpuTask.openHandles() != 0 || sum(GpuSmPartitions.tasksPerPartition(0, 4)) != 0) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertEquals(0, GpuTask.openHandles(), "every task handle closed");
+        assertArrayEquals(new int[] {0, 0, 0, 0}, GpuSmPartitions.tasksPerPartition(0, 4), "the ended tasks freed their slots");
     }
 
     @Test
@@ -153,6 +178,37 @@ class SmPartitionTasksTest {
             sc.stop();
         }
         assertNull(GpuSmPartitions.fallbackReason(0, 32), "forgotten at executor shutdown");
+    }
+
+    @Test
+    void anExecutorWhoseDriverHasNoGreenContextsFallsBackToOrdinaryHandles() {
+        // An executor JVM of its own whose stand-in driver reports CUDA 12.3: no green contexts.
+        String testClassPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        JavaSparkContext sc = TestSpark.start("local-cluster[1,2,1024]", KEY, "4",
+                "spark.executor.cores", "2",
+                "spark.executor.memory", "512m",
+                "spark.executorEnv.CUHANDLE_STANDIN_VERSION", "12030",
+                "spark.executor.extraClassPath", testClassPath,
+                "spark.executor.extraJavaOptions", "-Dcuhandle.standIn=true");
+        try {
+            BarrierStage.awaitExecutors(sc, 1, 120_000);
+            List<String> seen = sc.parallelize(numbers(2), 2).mapPartitions(SmPartitionTasksTest::handleAndFallback).collect();
+            assertEquals(2, seen.size());
+            for (String s : seen) {
+                assertTrue(s.startsWith("partitionSms 0, open 1, fallback: device 0 cannot be split into 4 SM partitions: "), s);
+                assertTrue(s.contains("12.4"), "the reason names the driver version needed: " + s);
+            }
+        } finally {
+            sc.stop();
+        }
+    }
+
+    /** In the executor: the task's handle's partition SMs, the open handles and the recorded fallback. */
+    private static Iterator<String> handleAndFallback(Iterator<Integer> ignored) {
+        Handle h = GpuTask.handle();
+        roundTrip(h, 3);
+        return Collections.singletonList("partitionSms " + h.partitionSms() + ", open " + Math.min(1, GpuTask.openHandles())
+                + ", fallback: " + GpuSmPartitions.fallbackReason(0, 4)).iterator();
     }
 
     @Test
@@ -211,7 +267,8 @@ class SmPartitionTasksTest {
         return ids.iterator();
     }
 
-    private static Iterator<Integer> failOrHold(Iterator<Integer> partition) throws InterruptedException {
+    /** Takes a partition, waits until all four tasks hold one, then fails (task 0), returns, or waits to be killed. */
+    private static Iterator<Integer> holdThen(Iterator<Integer> partition, boolean untilKilled) throws InterruptedException {
         int p = partition.next();
         Handle h = GpuTask.handle();
         roundTrip(h, p);
@@ -219,11 +276,15 @@ class SmPartitionTasksTest {
         while (sum(GpuSmPartitions.tasksPerPartition(0, 4)) < 4 && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }
-        if (p == 0) {
+        if (untilKilled) {
+            try {
+                Thread.sleep(TimeUnit.SECONDS.toMillis(60));
+            } catch (InterruptedException e) {
+                KILLED.incrementAndGet();
+                throw e;
+            }
+        } else if (p == 0) {
             throw new IllegalStateException("task 0 fails on purpose");
-        }
-        while (!TaskContext.get().isInterrupted() && System.nanoTime() < deadline) {
-            Thread.sleep(5); // killed by the job's failure
         }
         return Collections.singletonList(p).iterator();
     }
@@ -251,10 +312,6 @@ class SmPartitionTasksTest {
             sum += n;
         }
         return sum;
-    }
-
-    private static boolean allZero(int[] counts) {
-        return sum(counts) == 0;
     }
 
     private static List<Integer> numbers(int n) {
