@@ -15,6 +15,7 @@ import dev.cuhandle.SmPartition;
 import dev.cuhandle.StandIn;
 import dev.cuhandle.spark.example.BarrierStage;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -307,18 +308,10 @@ class SmPartitionTasksTest {
     }
 
     private static int sum(int[] counts) {
-        int sum = 0;
-        for (int n : counts) {
-            sum += n;
-        }
-        return sum;
+        return Arrays.stream(counts).sum();
     }
 
     private static List<Integer> numbers(int n) {
-        List<Integer> list = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            list.add(i);
-        }
-        return list;
+        return TestSpark.numbers(n);
     }
 }
