@@ -32,6 +32,9 @@ final class CuhandleExecutorPlugin implements ExecutorPlugin {
         if (handles > 0) {
             LOG.log(System.Logger.Level.WARNING, "cuhandle closed " + handles + " task handle(s) whose tasks never completed");
         }
+        // After the task handles: a partition stays alive while a handle on it does, so the order is for tidiness only.
+        int splits = GpuSmPartitions.closeAll();
+        LOG.log(System.Logger.Level.DEBUG, "cuhandle ended " + splits + " SM partition split(s)");
         int libraries = GpuLibraries.closeAll();
         LOG.log(System.Logger.Level.DEBUG, "cuhandle closed " + libraries + " cached kernel librar" + (libraries == 1 ? "y" : "ies"));
     }

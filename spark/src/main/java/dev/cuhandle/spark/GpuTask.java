@@ -62,10 +62,14 @@ public final class GpuTask {
      * executor hold the device ({@link GpuAdmission}); the task holds its permit until it ends, after its
      * handle is closed. Spark's cancellation ends that wait with a {@link TaskKilledException}.
      *
+     * <p>With {@code spark.cuhandle.smPartitions=N} the handle is made on an SM partition of the device that no other
+     * running task of the executor holds while there are no more tasks than partitions ({@link GpuSmPartitions});
+     * on a device that cannot be split it is an ordinary handle ({@link Handle#partitionSms()} tells: 0).
+     *
      * @return the task's handle; do not close it
      * @throws IllegalStateException if the calling thread runs no Spark task, the task has already
-     *     completed, or a GPU address, {@code spark.cuhandle.device} or {@code spark.cuhandle.concurrentGpuTasks}
-     *     is not a valid number
+     *     completed, or a GPU address, {@code spark.cuhandle.device}, {@code spark.cuhandle.concurrentGpuTasks}
+     *     or {@code spark.cuhandle.smPartitions} is not a valid number
      * @throws TaskKilledException if the task is cancelled while it waits for the device
      * @throws dev.cuhandle.CudaException if the handle cannot be made (no driver, no such device); the
      *     message says which device and where its number came from

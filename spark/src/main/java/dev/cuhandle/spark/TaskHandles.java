@@ -39,11 +39,14 @@ final class TaskHandles {
     private static final class TaskScope {
         final long taskId;
         final Handle handle;
+        /** Counts the handle out of its SM partition, once it has closed (a no-op for an ordinary handle). */
+        private final Runnable partitionRelease;
         private final List<AutoCloseable> atEnd = new ArrayList<>();
 
-        TaskScope(long taskId, Handle handle) {
+        TaskScope(long taskId, Handle handle, Runnable partitionRelease) {
             this.taskId = taskId;
             this.handle = handle;
+            this.partitionRelease = partitionRelease;
         }
 
         synchronized void closeAtEnd(AutoCloseable resource) {
@@ -69,6 +72,7 @@ final class TaskHandles {
                 handle.close();
             } finally {
                 OPEN.decrementAndGet();
+                partitionRelease.run();
             }
             warnIfLeftCurrent(handle, taskId);
             if (failure != null) {
@@ -102,14 +106,15 @@ final class TaskHandles {
             throw new IllegalStateException("task " + id + " has already completed: its GPU handle was closed and no new one is made");
         }
         DeviceAssignment.Choice choice = DeviceAssignment.forTask(task);
+        int smPartitions = GpuSmPartitions.configuredParts(); // a bad value fails before the task waits for anything
         // Admission first (waits, cancellably, while spark.cuhandle.concurrentGpuTasks tasks hold the device),
         // released by a listener registered before the handle's: Spark runs listeners last in, first out, so the
         // permit goes back only after the handle has closed, after the task's queued work.
         GpuAdmission.Permit permit = GpuAdmission.acquire(task, choice.first());
         task.addTaskCompletionListener((TaskCompletionListener) completed -> permit.release());
-        Handle created;
+        GpuSmPartitions.Placed placed;
         try {
-            created = Handle.create(choice.first());
+            placed = GpuSmPartitions.place(choice.first(), smPartitions);
         } catch (CudaException e) {
             permit.release();
             CudaException named = new CudaException(e.code(), "GpuTask.handle() on device " + choice.first() + ", from " + choice.source,
@@ -117,10 +122,11 @@ final class TaskHandles {
             named.initCause(e);
             throw named;
         }
+        Handle created = placed.handle();
         OPEN.incrementAndGet();
         created.trackResources();
         created.setWaitCancellation(CancellableWait.of(task));
-        TaskScope scope = new TaskScope(id, created);
+        TaskScope scope = new TaskScope(id, created, placed.release());
         TaskScope raced;
         synchronized (BY_TASK) {
             raced = BY_TASK.putIfAbsent(task, scope);
@@ -128,8 +134,12 @@ final class TaskHandles {
         if (raced != null) {
             // Another thread of the same task (one that Spark gave the task's context) was first; the permit is
             // the task's one permit for the device (acquire returns it again), released at the task's end.
-            created.close();
-            OPEN.decrementAndGet();
+            try {
+                created.close();
+            } finally {
+                OPEN.decrementAndGet();
+                placed.release().run();
+            }
             return raced.handle;
         }
         // Registered last: a task that completed meanwhile runs the listener at once, closing it.

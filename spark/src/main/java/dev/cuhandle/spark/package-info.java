@@ -11,6 +11,9 @@
  *       that end when Spark cancels the task (it interrupts the task's thread).</li>
  *   <li>{@link dev.cuhandle.spark.GpuAdmission}: at most {@code spark.cuhandle.concurrentGpuTasks} tasks
  *       (default 2) hold one GPU at once in an executor; the others wait, cancellably, for a permit.</li>
+ *   <li>{@link dev.cuhandle.spark.GpuSmPartitions}: with {@code spark.cuhandle.smPartitions=N}, each GPU of an
+ *       executor is split into N SM partitions and each running task's handle gets one of its own, so that one
+ *       task's long kernels cannot stall the others' work.</li>
  *   <li>{@link dev.cuhandle.spark.GpuRetry}: GPU work run again after {@code CUDA_ERROR_OUT_OF_MEMORY}, with
  *       cached memory freed and other tasks' releases waited for in between, or split into halves.</li>
  *   <li>{@link dev.cuhandle.spark.GpuLibraries}: kernel libraries loaded once per executor JVM and shared

@@ -17,6 +17,15 @@ public final class TestSpark {
         }
     }
 
+    /** 0, 1, ..., n - 1: the elements of a job of n one-element partitions. */
+    public static java.util.List<Integer> numbers(int n) {
+        java.util.List<Integer> list = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            list.add(i);
+        }
+        return list;
+    }
+
     /** A context for {@code master} with extra configuration given as key, value, key, value ... */
     public static JavaSparkContext start(String master, String... keyValues) {
         if (keyValues.length % 2 != 0) {

@@ -15,8 +15,6 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
 
 /**
  * Issue 33's memory-pressure run (rule S2 of docs/design.md): TASKS tasks on one GPU whose device memory demand
@@ -57,18 +55,11 @@ public final class MemoryPressureMain {
                 .set("spark.ui.enabled", "false").set("spark.driver.host", "127.0.0.1").set("spark.driver.bindAddress", "127.0.0.1")
                 .set("spark.plugins", CuhandleSparkPlugin.class.getName())
                 .set(GpuAdmission.CONCURRENT_TASKS_KEY, String.valueOf(concurrent));
-        AtomicInteger failed = new AtomicInteger();
+        AtomicInteger failed;
         long start = System.nanoTime();
         List<float[]> gpu;
         try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-            sc.sc().addSparkListener(new SparkListener() {
-                @Override
-                public void onTaskEnd(SparkListenerTaskEnd end) {
-                    if (!end.taskInfo().successful()) {
-                        failed.incrementAndGet();
-                    }
-                }
-            });
+            failed = FailedTasks.count(sc);
             List<Integer> ids = new ArrayList<>();
             for (int i = 0; i < tasks; i++) {
                 ids.add(i);
