@@ -77,6 +77,20 @@ class DriverLogMisuseGpuTest {
                 lib.kernel("cuh_test_add_one").setMaxDynamicSharedBytes(0, Cuda.device(0).maxSharedMemoryPerBlockOptin() + 4096));
         cases.put("a negative dynamic shared memory limit", (h, lib) -> lib.kernel("cuh_test_add_one").setMaxDynamicSharedBytes(0, -1));
         cases.put("a kernel attribute of a device that does not exist", (h, lib) -> lib.kernel("cuh_test_add_one").attribute(KernelAttribute.MAX_THREADS_PER_BLOCK, 99));
+        cases.put("a kernel attribute of device -1", (h, lib) -> lib.kernel("cuh_test_add_one").attribute(KernelAttribute.NUM_REGS, -1));
+        cases.put("setting a kernel attribute for a device that does not exist", (h, lib) ->
+                lib.kernel("cuh_test_add_one").setAttribute(KernelAttribute.PREFERRED_SHARED_MEMORY_CARVEOUT, 50, 99));
+        cases.put("a shared memory carveout of 200 percent", (h, lib) ->
+                lib.kernel("cuh_test_add_one").setAttribute(KernelAttribute.PREFERRED_SHARED_MEMORY_CARVEOUT, 200, 0));
+        cases.put("a cooperative grid of 1,000 blocks per SM", (h, lib) -> {
+            try (DeviceBuffer x = h.allocate(4)) {
+                lib.kernel("cuh_test_add_one").newLaunch().grid(1000 * Cuda.device(0).multiprocessorCount()).block(1024).cooperative(true)
+                        .arg(0, x).arg(1, 1).launch(h);
+                h.synchronize();
+            }
+        });
+        cases.put("a variable name the library does not have, in another spelling", (h, lib) -> lib.global(h, "Cuh_Test_Counter"));
+        cases.put("a device attribute past the last one", (h, lib) -> Cuda.device(0).attribute(100_000));
 
         List<String> logged = new ArrayList<>();
         List<String> withoutLog = new ArrayList<>();
