@@ -34,6 +34,10 @@ pub struct Library {
     jit_log: Box<[u8]>,
     /// The JIT information log buffer (what `CU_JIT_LOG_VERBOSE` asks for), kept as `jit_log`.
     info_log: Box<[u8]>,
+    /// What the driver logged on this thread while the load succeeded (CUDA 12.9+): a JIT that
+    /// failed for a device can leave the load itself successful. Taken here, so that it is
+    /// neither lost nor attached to this thread's next, unrelated failure.
+    load_log: String,
     /// The image itself when the driver was told it is preserved (`CU_LIBRARY_BINARY_IS_PRESERVED`):
     /// the driver then reads it until the unload instead of copying it.
     _preserved: Option<image::CheckedImage>,
@@ -250,7 +254,8 @@ impl Library {
         };
         loaded.map_err(|e| e.reworded(|m| format!("{m} (a {:?} image of {} bytes){}", image.kind, bytes.len(), jit_log_text(&jit_log))))?;
         let preserved = options.binary_is_preserved.then_some(image);
-        Ok(Library { raw, driver, jit_log, info_log, _preserved: preserved, image_layouts, uses: Arc::new(UseLog::default()) })
+        let load_log = driver::logs::take_for_this_thread();
+        Ok(Library { raw, driver, jit_log, info_log, load_log, _preserved: preserved, image_layouts, uses: Arc::new(UseLog::default()) })
     }
 
     /// Loads a module file: it is read once, checked as an in-memory image is, and those very
@@ -267,9 +272,15 @@ impl Library {
         })
     }
 
-    /// The JIT's information log so far (empty for machine code the JIT did not touch).
+    /// The JIT's information log so far (empty for machine code the JIT did not touch), and what
+    /// the driver logged while the load succeeded.
     pub fn info_log(&self) -> String {
-        log_text(&self.info_log)
+        let info = log_text(&self.info_log);
+        match (info.is_empty(), self.load_log.is_empty()) {
+            (_, true) => info,
+            (true, false) => format!("the driver's log at load: {}", self.load_log),
+            (false, false) => format!("{info}\nthe driver's log at load: {}", self.load_log),
+        }
     }
 
     pub fn raw(&self) -> CUlibrary {
