@@ -47,8 +47,30 @@ public final class GpuAdmission {
     /** The permits tasks hold, so that a task asking again for the same device gets the one it holds. */
     private static final ConcurrentHashMap<TaskDevice, Permit> BY_TASK = new ConcurrentHashMap<>();
 
-    /** A task attempt and a device it holds a permit for. */
-    private record TaskDevice(long taskAttemptId, int device) {}
+    /**
+     * A task and a device it holds a permit for. The task is compared by identity, not by its attempt id: attempt
+     * ids restart at 0 in every SparkContext, so a task of a restarted context could otherwise be handed the permit
+     * of an older context's task still running in this JVM (rule S2).
+     */
+    private static final class TaskDevice {
+        private final TaskContext task;
+        private final int device;
+
+        TaskDevice(TaskContext task, int device) {
+            this.task = task;
+            this.device = device;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof TaskDevice && ((TaskDevice) o).task == task && ((TaskDevice) o).device == device;
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * System.identityHashCode(task) + device;
+        }
+    }
 
     private GpuAdmission() {}
 
@@ -110,7 +132,7 @@ public final class GpuAdmission {
      *     before or while it waits; it then holds no permit
      */
     static Permit acquire(TaskContext task, int device) {
-        TaskDevice owner = new TaskDevice(task.taskAttemptId(), device);
+        TaskDevice owner = new TaskDevice(task, device);
         Permit held = BY_TASK.get(owner);
         if (held != null) {
             return held;

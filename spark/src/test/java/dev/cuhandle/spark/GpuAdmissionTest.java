@@ -1,6 +1,8 @@
 package dev.cuhandle.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -75,6 +77,28 @@ class GpuAdmissionTest {
         assertTrue(GpuAdmission.waits() - waitsBefore >= tasksThatWaited);
         assertTrue(GpuAdmission.waitedNanos() - waitedBefore >= waited.stream().mapToLong(Long::longValue).sum(),
                 "the counter holds every task's wait");
+    }
+
+    /**
+     * Rule S2: permits are kept per task, not per attempt id. Attempt ids restart at 0 in every SparkContext, so two
+     * tasks of two contexts of one JVM can carry the same id; each must get a permit of its own.
+     */
+    @Test
+    void tasksWithTheSameAttemptIdOfTwoContextsGetAPermitEach() {
+        TaskContext older = org.apache.spark.TaskContext$.MODULE$.empty(); // Spark's own empty task context (private[spark] in Scala)
+        TaskContext newer = org.apache.spark.TaskContext$.MODULE$.empty();
+        assertEquals(older.taskAttemptId(), newer.taskAttemptId(), "both carry attempt id " + older.taskAttemptId());
+        GpuAdmission.Permit first = GpuAdmission.acquire(older, 0);
+        GpuAdmission.Permit second = GpuAdmission.acquire(newer, 0);
+        try {
+            assertNotSame(first, second, "the newer task was handed the older task's permit");
+            assertSame(first, GpuAdmission.acquire(older, 0), "a task asking again gets the permit it holds");
+            assertEquals(2, GpuAdmission.holders(0));
+        } finally {
+            first.release();
+            second.release();
+        }
+        assertEquals(0, GpuAdmission.holders(0));
     }
 
     /** Takes the task's permit, uses the GPU for HOLD_MILLIS and returns how long it waited for the permit. */
