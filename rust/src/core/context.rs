@@ -163,12 +163,12 @@ impl Context {
         !matches!(self.green, Green::None)
     }
 
-    /// The SMs of this context's partition (None: not a partition, or one that is gone).
+    /// The SMs of this context's partition (None: not a partition, or a view of one, which does
+    /// not look: a view holding the partition even for a moment could be the one that ends it).
     pub fn partition_sms(&self) -> Option<u32> {
         match &self.green {
-            Green::None => None,
             Green::Owned(green) => Some(green.sms()),
-            Green::Viewed(green) => green.upgrade().map(|g| g.sms()),
+            Green::None | Green::Viewed(_) => None,
         }
     }
 
@@ -344,18 +344,32 @@ fn end_partition(ctx: &Context, green: GreenContext) {
 }
 
 /// An SM partition's context held by this thread (see `green_context`), released when dropped.
-struct Held(Arc<GreenContext>);
+struct Held(Option<Arc<GreenContext>>);
 
 impl Held {
     fn new(green: Arc<GreenContext>) -> Held {
         green.hold();
-        Held(green)
+        Held(Some(green))
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        self.0.release();
+        let Some(green) = self.0.take() else { return };
+        green.release();
+        // A view's activation (a library's use log waiting for a partition's stream) may outlive
+        // every owner of the partition: then the partition ends here, as when its last owner drops.
+        if let Some(green) = Arc::into_inner(green) {
+            let ending = Context {
+                raw: green.raw(),
+                id: green.id(),
+                device: green.device(),
+                ownership: Ownership::Partition,
+                driver: green.driver(),
+                green: Green::None,
+            };
+            end_partition(&ending, green);
+        }
     }
 }
 
