@@ -40,7 +40,7 @@ package dev.cuhandle;
  *
  * <h2 id="batches">Many arrays at once</h2>
  *
- * <p>{@link Handle#uploadAll(float[][], DeviceBuffer[])} and {@link Handle#downloadAll(DeviceBuffer[], float[][])}
+ * <p>{@link Handle#uploadAll(float[][], DeviceBuffer[]) Handle.uploadAll} and {@link Handle#downloadAll(DeviceBuffer[], float[][]) Handle.downloadAll}
  * (for every primitive type, with asynchronous forms) copy many arrays, each to or from its own buffer, in one
  * pass of the pipeline above: the arrays are laid end to end, so many small arrays share one staging chunk, and
  * the copies of a chunk go to the driver in one {@code cuMemcpyBatchAsync} call (CUDA 12.8+ drivers), or one copy
