@@ -272,19 +272,24 @@ class SmPartitionTasksTest {
     private static Iterator<Integer> holdThen(Iterator<Integer> partition, boolean untilKilled) throws InterruptedException {
         int p = partition.next();
         Handle h = GpuTask.handle();
-        roundTrip(h, p);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (sum(GpuSmPartitions.tasksPerPartition(0, 4)) < 4 && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        if (untilKilled) {
-            try {
-                Thread.sleep(TimeUnit.SECONDS.toMillis(60));
-            } catch (InterruptedException e) {
-                KILLED.incrementAndGet();
-                throw e;
+        // The kill may reach a task anywhere after it took its partition (the test cancels once all four hold one): in
+        // its round trip (a cancellable wait ends with TaskKilledException) or while it waits for the others.
+        try {
+            roundTrip(h, p);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (sum(GpuSmPartitions.tasksPerPartition(0, 4)) < 4 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
             }
-        } else if (p == 0) {
+            if (untilKilled) {
+                Thread.sleep(TimeUnit.SECONDS.toMillis(60));
+            }
+        } catch (InterruptedException | org.apache.spark.TaskKilledException e) {
+            if (untilKilled) {
+                KILLED.incrementAndGet();
+            }
+            throw e;
+        }
+        if (!untilKilled && p == 0) {
             throw new IllegalStateException("task 0 fails on purpose");
         }
         return Collections.singletonList(p).iterator();
