@@ -267,19 +267,20 @@ impl Context {
     /// `green_context`): the scope holds it.
     #[inline]
     pub fn activate(&self) -> Result<Activation> {
-        if !matches!(self.green, Green::None) {
-            return self.activate_partition();
-        }
-        self.validate()?;
-        Activation::enter(self.driver, self.raw)
-    }
-
-    fn activate_partition(&self) -> Result<Activation> {
         let green = match &self.green {
+            Green::None => {
+                self.validate()?;
+                return Activation::enter(self.driver, self.raw);
+            }
             Green::Owned(green) => Arc::clone(green),
             Green::Viewed(green) => green.upgrade().ok_or_else(|| self.partition_gone())?,
-            Green::None => return Activation::enter(self.driver, self.raw),
         };
+        self.activate_holding(green)
+    }
+
+    /// `activate` for an SM partition's context: held by this thread first, then validated and
+    /// made current; the scope releases the hold after it restored the previous context.
+    fn activate_holding(&self, green: Arc<GreenContext>) -> Result<Activation> {
         let held = Held::new(green);
         self.validate()?;
         let mut scope = Activation::enter(self.driver, self.raw)?;

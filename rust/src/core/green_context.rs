@@ -38,7 +38,6 @@ pub struct GreenContext {
     raw: usize,
     id: u64,
     device: CUdevice,
-    ordinal: i32,
     sms: u32,
     holder: Holder,
     driver: &'static Driver,
@@ -81,9 +80,6 @@ impl GreenContext {
     }
     pub fn device(&self) -> CUdevice {
         self.device
-    }
-    pub fn ordinal(&self) -> i32 {
-        self.ordinal
     }
     /// The SMs it holds.
     pub fn sms(&self) -> u32 {
@@ -242,7 +238,7 @@ pub fn split(ordinal: i32, request: SplitRequest<'_>) -> Result<Split> {
     let mut first = 0usize;
     for &size in &sizes {
         let sms = (first..first + size as usize).map(|i| groups.sm_count(i)).sum();
-        parts.push(create(d, device, ordinal, groups.at(first), size, sms)?);
+        parts.push(create(d, device, groups.at(first), size, sms)?);
         first += size as usize;
     }
     Ok(Split { parts, device_sms, min_sms, remainder_sms })
@@ -250,14 +246,14 @@ pub fn split(ordinal: i32, request: SplitRequest<'_>) -> Result<Split> {
 
 /// A green context of the `count` groups at `groups` (results of one split, `sms` SMs together),
 /// with its CUcontext. Nothing is made current.
-fn create(d: &'static Driver, device: CUdevice, ordinal: i32, groups: *mut DevResource, count: u32, sms: u32) -> Result<GreenContext> {
+fn create(d: &'static Driver, device: CUdevice, groups: *mut DevResource, count: u32, sms: u32) -> Result<GreenContext> {
     let mut desc: *mut c_void = std::ptr::null_mut();
     // SAFETY: `count` consecutive results of one split of this device's SMs, as the driver wrote them.
     unsafe { d.cuDevResourceGenerateDesc(&mut desc, groups, count) }?;
     let mut green: *mut c_void = std::ptr::null_mut();
     // SAFETY: `desc` was generated just now for this device; the flag is the one the driver requires.
     unsafe { d.cuGreenCtxCreate(&mut green, desc, device, GREEN_CTX_DEFAULT_STREAM) }?;
-    let mut made = GreenContext { green: green as usize, raw: 0, id: 0, device, ordinal, sms, holder: Holder::default(), driver: d };
+    let mut made = GreenContext { green: green as usize, raw: 0, id: 0, device, sms, holder: Holder::default(), driver: d };
     let mut raw: CUcontext = std::ptr::null_mut();
     // SAFETY: `green` was created just now (dropping `made` destroys it if this fails).
     unsafe { d.cuCtxFromGreenCtx(&mut raw, green) }?;

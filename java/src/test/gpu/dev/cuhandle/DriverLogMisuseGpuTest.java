@@ -44,7 +44,7 @@ class DriverLogMisuseGpuTest {
         cases.put("setting a kernel attribute that does not exist", (h, lib) -> lib.kernel("cuh_test_add_one").setAttribute(9999, 1, 0));
         cases.put("a device attribute that does not exist", (h, lib) -> Cuda.device(0).attribute(9999));
         cases.put("a negative device attribute", (h, lib) -> Cuda.device(0).attribute(-5));
-        cases.put("an image of random bytes", (h, lib) -> Library.load(randomBytes(4096, 1)).close());
+        cases.put("an image of random bytes", (h, lib) -> Library.load(KernelGpuTestBase.randomBytes(new java.util.Random(1), 4096)).close());
         cases.put("an image of zeros", (h, lib) -> Library.load(new byte[4096]).close());
         cases.put("PTX with a syntax error", (h, lib) -> Library.load(BAD_PTX.getBytes(StandardCharsets.US_ASCII)).close());
         cases.put("an ELF header and nothing else", (h, lib) -> Library.load(elfHeaderOnly()).close());
@@ -118,12 +118,6 @@ class DriverLogMisuseGpuTest {
                 + withoutLog.size() + " did not: " + withoutLog);
         assertTrue(withoutLog.isEmpty(), "driver refusals without the driver's log: " + withoutLog);
         assertFalse(logged.isEmpty(), "no case reached the driver");
-    }
-
-    private static byte[] randomBytes(int n, long seed) {
-        byte[] b = new byte[n];
-        new java.util.Random(seed).nextBytes(b);
-        return b;
     }
 
     private static byte[] elfHeaderOnly() {
