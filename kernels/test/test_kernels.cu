@@ -26,6 +26,20 @@ extern "C" __global__ void cuh_test_count_to(int* counter, int* go, int k) {
   *go = c < k ? 1 : 0;
 }
 
+// One thread counts *counter += 1 and, while the count is below k, raises *f, *d and *i by one:
+// values a WHILE loop's condition reads and zeroes (GraphCondition.thenZero), so the loop stops at
+// the k-th iteration only where the zeroing happened (GraphConditionalGpuTest).
+extern "C" __global__ void cuh_test_raise_until(int* counter, float* f, double* d, int* i, int k) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  const int c = *counter + 1;
+  *counter = c;
+  if (c < k) {
+    *f += 1.0f;
+    *d += 1.0;
+    *i += 1;
+  }
+}
+
 // One thread halves *value: a residual that a WHILE loop drives below a threshold.
 extern "C" __global__ void cuh_test_halve(float* value) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;

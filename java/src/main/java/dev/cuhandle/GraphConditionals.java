@@ -11,8 +11,9 @@ import java.util.function.Consumer;
  * <p>The setter kernel is PTX written here by hand, loaded once per process and linked by the driver's JIT, which
  * resolves {@code cudaGraphSetConditional} (a device-runtime builtin of the 12.3+ headers) when it loads the module:
  * neither the build's nvcc 11.8 nor NVRTC is needed, and every driver that has conditional nodes has the builtin.
- * One thread runs it: it reads the condition's value (an int, or a float or double against a threshold), counts the
- * iteration of a loop and stops it at its maximum, and sets the condition.
+ * One thread runs it: it reads the condition's value (an int, or a float or double against a threshold), zeroes it
+ * where {@link GraphCondition#thenZero()} asked, counts the iteration of a loop and stops it at its maximum, and sets
+ * the condition.
  */
 final class GraphConditionals {
     /** {@code CUgraphConditionalNodeType}: IF, WHILE. */
@@ -53,11 +54,17 @@ final class GraphConditionals {
             + "  ld.param.u32 %r2, [cuh_mode];\n"
             + "  ld.param.u64 %rd3, [cuh_value];\n"
             + "  ld.param.f64 %fd1, [cuh_threshold];\n"
+            + "  and.b32 %r6, %r2, 16;\n" // GraphCondition.ZERO_AFTER_READ
+            + "  setp.ne.u32 %p5, %r6, 0;\n"
+            + "  and.b32 %r2, %r2, 15;\n"
+            + "  mov.u32 %r7, 0;\n"
+            + "  mov.u64 %rd6, 0;\n"
             + "  mov.u32 %r3, 1;\n"
             + "  setp.eq.u32 %p1, %r2, 1;\n"
             + "  @!%p1 bra NOT_INT;\n"
             + "  cvta.to.global.u64 %rd4, %rd3;\n"
             + "  ld.global.u32 %r4, [%rd4];\n"
+            + "  @%p5 st.global.u32 [%rd4], %r7;\n"
             + "  setp.ne.u32 %p2, %r4, 0;\n"
             + "  selp.u32 %r3, 1, 0, %p2;\n"
             + "  bra.uni COUNT;\n"
@@ -66,6 +73,7 @@ final class GraphConditionals {
             + "  @!%p1 bra NOT_FLOAT;\n"
             + "  cvta.to.global.u64 %rd4, %rd3;\n"
             + "  ld.global.f32 %f1, [%rd4];\n"
+            + "  @%p5 st.global.u32 [%rd4], %r7;\n"
             + "  cvt.f64.f32 %fd2, %f1;\n"
             + "  setp.gt.f64 %p2, %fd2, %fd1;\n"
             + "  selp.u32 %r3, 1, 0, %p2;\n"
@@ -75,6 +83,7 @@ final class GraphConditionals {
             + "  @!%p1 bra COUNT;\n"
             + "  cvta.to.global.u64 %rd4, %rd3;\n"
             + "  ld.global.f64 %fd3, [%rd4];\n"
+            + "  @%p5 st.global.u64 [%rd4], %rd6;\n"
             + "  setp.gt.f64 %p2, %fd3, %fd1;\n"
             + "  selp.u32 %r3, 1, 0, %p2;\n"
             + "COUNT:\n"

@@ -133,6 +133,49 @@ class GraphConditionalGpuTest extends KernelGpuTestBase {
         }
     }
 
+    /**
+     * thenZero: the body raises a float, a double and an int by one while a device count is below k; a loop on one of
+     * them that zeroes it after each read stops at iteration k with the value 0, and the same loop without the zeroing
+     * (the value stays above) runs to its limit.
+     */
+    @Test
+    void aConditionThatZeroesItsValueStartsEachIterationFromZero() {
+        assumeConditionalNodes();
+        int k = 3 + freshRandom("k").nextInt(20);
+        int limit = 40;
+        try (Handle h = Handle.create(0); DeviceBuffer counter = h.allocate(4); DeviceBuffer f = h.allocate(4); DeviceBuffer d = h.allocate(8);
+                DeviceBuffer i = h.allocate(4); DeviceBuffer iterations = h.allocate(4)) {
+            GraphCondition[] plain = {GraphCondition.floatAbove(f, 0.5f), GraphCondition.doubleAbove(d, 0.5), GraphCondition.nonZero(i)};
+            for (GraphCondition condition : plain) {
+                for (boolean zeroes : new boolean[] {true, false}) {
+                    GraphCondition when = zeroes ? condition.thenZero() : condition;
+                    try (Graph g = h.capture(() -> {
+                        h.memset(counter, 0);
+                        h.memset(f, 0);
+                        h.memset(d, 0);
+                        h.memset(i, 0);
+                        h.whileLoop(limit, iterations, loop -> {
+                            h.launch(kernel("cuh_test_raise_until"), Dim3.of(1), Dim3.of(1), 0, counter, f, d, i, k);
+                            loop.continueWhile(when);
+                        });
+                    })) {
+                        g.launch(h);
+                        h.synchronize();
+                        if (!StandIn.active()) {
+                            assertEquals(zeroes ? k : limit, intAt(iterations), when + " with k = " + k);
+                            if (zeroes) {
+                                byte[] value = new byte[(int) when.value.byteLength()];
+                                when.value.download(value);
+                                assertArrayEquals(new byte[value.length], value, when + ": the value is zero after the loop");
+                            }
+                        }
+                    }
+                }
+            }
+            assertEquals("GraphCondition[float > 0.5, then zeroed]", plain[0].thenZero().toString());
+        }
+    }
+
     @Test
     void anIfRunsItsBodyOnlyWhereItsFlagIsSet() {
         assumeConditionalNodes();

@@ -17,11 +17,13 @@ import java.util.Random;
  * version at least 5x faster than k launches plus k host reads for n <= 2^16, and not slower for a large n; the
  * same answer as the CPU). Jacobi iteration for the tridiagonal system {@code d x[i] - x[i-1] - x[i+1] = b[i]}
  * (d = 2.1: diagonally dominant, the error shrinks by 2/d per sweep, so it converges in about 110 iterations to a
- * tolerance of 1e-5, well above float rounding of solutions up to 10 in size). One iteration: the update's largest change is zeroed, two sweeps (x to y, y to x) each raise
- * it ({@code atomicMax} on the float's bits), and the loop goes on while it is above the tolerance.
+ * tolerance of 1e-5, well above float rounding of solutions up to 10 in size). One iteration: two sweeps (x to y, y to x)
+ * each raise the update's largest change ({@code atomicMax} on the float's bits), and the loop goes on while it is above
+ * the tolerance.
  * <ul>
- * <li>graph: one capture of {@code Handle.whileLoop(500, ...)} with {@code GraphCondition.floatAbove}, replayed once
- * per solve; the iteration count comes back in a device int.</li>
+ * <li>graph: one capture of {@code Handle.whileLoop(500, ...)} with {@code GraphCondition.floatAbove(...).thenZero()}
+ * (the condition's setter zeroes the change for the next iteration: no memset node in the body), replayed once per
+ * solve; the iteration count comes back in a device int.</li>
  * <li>host loop: per iteration a memset, two launches and a 4-byte download of the change (the host decides).</li>
  * </ul>
  * Both start from x = 0 and run the same kernels in the same order, so their x must be equal bit for bit, and equal
@@ -34,15 +36,31 @@ public final class GraphLoopBenchmark {
     private static final float TOLERANCE = 1e-5f;
     private static final float DIAGONAL = 2.1f;
     private static final int RUNS = 7;
+    /**
+     * One sweep; the largest change of the sweep goes into {@code change} with one {@code atomicMax} per block (a
+     * warp's maximum by {@code __reduce_max_sync}, sm_80+, then the block's in shared memory): one atomic per thread on
+     * a single address costs more than the sweep itself at n = 2^16.
+     */
     private static final String SOURCE = "extern \"C\" __global__ void jacobi(const float* b, const float* x, float* y, unsigned int* change, int n,"
             + " float d) {\n"
+            + "  __shared__ unsigned int warps[32];\n"
             + "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-            + "  if (i >= n) return;\n"
-            + "  float left = i > 0 ? x[i - 1] : 0.0f;\n"
-            + "  float right = i + 1 < n ? x[i + 1] : 0.0f;\n"
-            + "  float v = (b[i] + left + right) / d;\n"
-            + "  y[i] = v;\n"
-            + "  atomicMax(change, __float_as_uint(fabsf(v - x[i])));\n" // non-negative floats order as their bits
+            + "  unsigned int c = 0;\n"
+            + "  if (i < n) {\n"
+            + "    float left = i > 0 ? x[i - 1] : 0.0f;\n"
+            + "    float right = i + 1 < n ? x[i + 1] : 0.0f;\n"
+            + "    float v = (b[i] + left + right) / d;\n"
+            + "    y[i] = v;\n"
+            + "    c = __float_as_uint(fabsf(v - x[i]));\n" // non-negative floats order as their bits
+            + "  }\n"
+            + "  c = __reduce_max_sync(0xffffffffu, c);\n"
+            + "  if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = c;\n"
+            + "  __syncthreads();\n"
+            + "  if (threadIdx.x < 32) {\n"
+            + "    c = threadIdx.x < (blockDim.x + 31) / 32 ? warps[threadIdx.x] : 0u;\n"
+            + "    c = __reduce_max_sync(0xffffffffu, c);\n"
+            + "    if (threadIdx.x == 0 && c != 0) atomicMax(change, c);\n"
+            + "  }\n"
             + "}\n";
 
     private GraphLoopBenchmark() {}
@@ -102,11 +120,11 @@ public final class GraphLoopBenchmark {
                 DeviceBuffer change = h.allocate(4); DeviceBuffer iterations = h.allocate(4)) {
             try (Graph g = h.capture(() -> {
                 h.memset(x, 0);
+                h.memset(change, 0); // once: the condition's setter zeroes it after each read (thenZero)
                 h.whileLoop(MAX_ITERATIONS, iterations, loop -> {
-                    h.memset(change, 0);
                     h.launch(jacobi, grid, block, 0, b, x, y, change, n, DIAGONAL);
                     h.launch(jacobi, grid, block, 0, b, y, x, change, n, DIAGONAL);
-                    loop.continueWhile(GraphCondition.floatAbove(change, TOLERANCE));
+                    loop.continueWhile(GraphCondition.floatAbove(change, TOLERANCE).thenZero());
                 });
             })) {
                 int[] count = new int[1];
