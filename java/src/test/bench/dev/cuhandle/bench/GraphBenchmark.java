@@ -134,6 +134,23 @@ public final class GraphBenchmark {
                     graph[0] = captureAxpys(h, axpy, y, (r & 1) == 0 ? x2 : x1, (r & 7) - 3.5f, rest, node);
                     graph[0].launch(h);
                 });
+                // The host's share alone, no replay: what the change costs the calling thread. The replay above is the
+                // GPU running 100 dependent kernels (about 1 us each), the same for both ways, so it bounds the
+                // end-to-end ratio: (change + replay) against (close + capture + instantiate + replay).
+                double changeOnly = usPerRound(h, () -> {
+                    int r = round[0]++;
+                    graph[0].update(node[0]).arg(2, (r & 7) - 3.5f).arg(1, (r & 1) == 0 ? x2 : x1);
+                });
+                double recaptureOnly = usPerRound(h, () -> {
+                    int r = round[0]++;
+                    graph[0].close();
+                    graph[0] = captureAxpys(h, axpy, y, (r & 1) == 0 ? x2 : x1, (r & 7) - 3.5f, rest, node);
+                });
+                System.out.printf("cuhandle,graph_update_change_only_us,%d,0,%.3f,0%n", KERNELS, changeOnly);
+                System.out.printf("cuhandle,graph_update_recapture_only_us,%d,0,%.3f,0%n", KERNELS, recaptureOnly);
+                System.out.printf("# host time of the change alone: update of a scalar and a buffer %.3f us vs close + capture + instantiate %.3f us"
+                        + " (%.1fx); the replay both are followed by runs %.3f us on the GPU%n", changeOnly, recaptureOnly, recaptureOnly / changeOnly,
+                        plain);
                 System.out.printf("cuhandle,graph_update_plain_replay_us_per_replay,%d,0,%.3f,0%n", KERNELS, plain);
                 System.out.printf("cuhandle,graph_update_scalar_and_buffer_us_per_replay,%d,0,%.3f,0%n", KERNELS, updated);
                 System.out.printf("cuhandle,graph_update_recapture_us_per_replay,%d,0,%.3f,0%n", KERNELS, recaptured);
