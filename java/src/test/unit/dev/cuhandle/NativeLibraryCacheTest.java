@@ -168,6 +168,21 @@ class NativeLibraryCacheTest {
         assertIsTheLibrary(entry());
     }
 
+    /** Only a library from the digest class's own class path entry (JAR or folder) is cached under that digest. */
+    @Test
+    void onlyTheLibraryBesideTheDigestIsCached() throws Exception {
+        String resource = "/META-INF/native/linux-x86_64/libcuhandle.so";
+        java.security.CodeSource jar = new java.security.CodeSource(new java.net.URL("file:/a/cuhandle.jar"), (java.security.cert.Certificate[]) null);
+        java.security.CodeSource folder = new java.security.CodeSource(new java.net.URL("file:/a/test-classes/"), (java.security.cert.Certificate[]) null);
+        assertTrue(NativeLibraryCache.sameEntry(new java.net.URL("jar:file:/a/cuhandle.jar!" + resource), resource, jar));
+        assertTrue(NativeLibraryCache.sameEntry(new java.net.URL("file:/a/test-classes" + resource), resource, folder));
+        assertFalse(NativeLibraryCache.sameEntry(new java.net.URL("file:/a/test-classes" + resource), resource, jar), "another entry's library");
+        assertFalse(NativeLibraryCache.sameEntry(new java.net.URL("jar:file:/a/other.jar!" + resource), resource, jar), "another JAR's library");
+        assertFalse(NativeLibraryCache.sameEntry(new java.net.URL("jar:file:/a/cuhandle.jar!" + resource), resource, null), "no code source");
+        // And the real class path: the tests' library is beside the tests' digest class.
+        assertTrue(NativeLibraryCache.sameEntry(NativeLoader.class.getResource(resource), resource, NativeLibraryDigest.class.getProtectionDomain().getCodeSource()));
+    }
+
     /** Older builds' entries beyond the kept number are deleted when a new one is written, so the folder stays small. */
     @Test
     void olderEntriesArePrunedWhenANewOneIsWritten() throws Exception {
