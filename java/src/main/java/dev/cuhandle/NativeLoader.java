@@ -24,7 +24,8 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Loads libcuhandle: from {@code -Dcuhandle.library.path} if set (an absolute path: it is trusted configuration,
- * see docs/security.md), else extracted from the JAR to a uniquely named temporary file (safe with concurrent
+ * see docs/security.md), else from its per-user cached copy ({@link NativeLibraryCache}, written by the first start),
+ * else, when that cannot be used, extracted from the JAR to a uniquely named temporary file (safe with concurrent
  * JVMs) in {@code -Dcuhandle.tmpdir}, default {@code java.io.tmpdir}. The folder must be one no other user can
  * write to, except a sticky one such as {@code /tmp} ({@link TrustedFolder}); the file is created exclusively,
  * written through the channel of that create, and checked to be the same file before it is loaded. Every path
@@ -87,6 +88,14 @@ final class NativeLoader {
         }
         String resource = resourceName();
         long t0 = System.nanoTime();
+        List<String> notCached = new ArrayList<>();
+        Loaded cached = NativeLibraryCache.load(resource, SYSTEM_LOAD, t0, notCached);
+        if (cached != null) {
+            return cached;
+        }
+        if (!notCached.isEmpty()) {
+            tried.add("the per-user cache: " + String.join("; ", notCached));
+        }
         try (InputStream in = NativeLoader.class.getResourceAsStream(resource)) {
             if (in == null) {
                 tried.add("class path resource " + resource + ": not found (this JAR has no native library for " + platform() + ")");
@@ -99,7 +108,9 @@ final class NativeLoader {
                 throw failure(tried, null);
             }
             try {
-                return extractAndLoad(in, dir, SYSTEM_LOAD, t0, resource, refused);
+                Loaded extracted = extractAndLoad(in, dir, SYSTEM_LOAD, t0, resource, refused);
+                return notCached.isEmpty() ? extracted
+                        : new Loaded(extracted.source + " (not cached: " + String.join("; ", notCached) + ")", extracted.extractNanos, extracted.systemLoadNanos);
             } catch (ExtractionFailure e) {
                 tried.add(e.where + ": " + e.getCause());
                 throw failure(tried, e.getCause());

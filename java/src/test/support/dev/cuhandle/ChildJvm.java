@@ -23,7 +23,9 @@ import java.util.stream.Stream;
 /** Runs a main class in a fresh JVM with this test's class path; for process-wide states. */
 public final class ChildJvm {
     /** cuhandle's properties a child inherits unless its options set them (as absolute paths: the child runs elsewhere). */
-    private static final String[] INHERITED = {NativeLoader.PATH_PROPERTY, Native.DRIVER_PROPERTY, NativeLoader.TMPDIR_PROPERTY};
+    private static final String[] INHERITED = {NativeLoader.PATH_PROPERTY, Native.DRIVER_PROPERTY, NativeLoader.TMPDIR_PROPERTY, NativeLibraryCache.DIR_PROPERTY};
+    /** The option that turns the per-user cache of libcuhandle off: for tests of the extracted copy. */
+    public static final String NO_LIBRARY_CACHE = "-D" + NativeLibraryCache.MODE_PROPERTY + "=off";
 
     public final List<String> command;
     public final int exitCode;

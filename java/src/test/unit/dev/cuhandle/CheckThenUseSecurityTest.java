@@ -167,7 +167,7 @@ class CheckThenUseSecurityTest {
                 Path marker = tmp.resolve("marker");
                 for (int start = 0; start < 10; start++) {
                     ChildJvm child = ChildJvm.run(tmp, Map.of(AttackTools.MARKER_ENV, marker.toString()), SecurityProbeMain.class,
-                            List.of("-D" + NativeLoader.TMPDIR_PROPERTY + "=" + name, "-D" + NativeLoader.PATH_PROPERTY + "="), "load");
+                            List.of(ChildJvm.NO_LIBRARY_CACHE, "-D" + NativeLoader.TMPDIR_PROPERTY + "=" + name, "-D" + NativeLoader.PATH_PROPERTY + "="), "load");
                     assertTrue(child.output.contains("source=class path resource"), child.output);
                     assertFalse(child.output.contains("unexpected="), child.output);
                 }
@@ -256,7 +256,7 @@ class CheckThenUseSecurityTest {
         assertNull(relative.path);
         assertTrue(relative.problem.contains("relative/folder is not an absolute path"), relative.problem);
 
-        ChildJvm child = ChildJvm.run(tmp, SecurityProbeMain.class, List.of("-D" + NativeLoader.TMPDIR_PROPERTY + "=mine", "-D" + NativeLoader.PATH_PROPERTY + "="), "load");
+        ChildJvm child = ChildJvm.run(tmp, SecurityProbeMain.class, List.of(ChildJvm.NO_LIBRARY_CACHE, "-D" + NativeLoader.TMPDIR_PROPERTY + "=mine", "-D" + NativeLoader.PATH_PROPERTY + "="), "load");
         assertTrue(child.output.contains("not into -D" + NativeLoader.TMPDIR_PROPERTY + "=mine (mine is not an absolute path"), child.output);
         try (Stream<Path> files = Files.list(mine)) {
             assertEquals(0, files.count(), "nothing extracted through the relative name");

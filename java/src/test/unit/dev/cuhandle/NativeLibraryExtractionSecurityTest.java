@@ -72,7 +72,7 @@ class NativeLibraryExtractionSecurityTest {
                 List<String> outputs = new java.util.ArrayList<>();
                 for (int start = 0; start < 10; start++) { // the issue: the planted code ran in 9 of 10 starts
                     outputs.add(ChildJvm.run(tmp, Map.of(AttackTools.MARKER_ENV, marker.toString()), SecurityProbeMain.class,
-                            List.of("-D" + NativeLoader.TMPDIR_PROPERTY + "=" + attackerFolder, "-D" + NativeLoader.PATH_PROPERTY + "="), "load").output);
+                            List.of(ChildJvm.NO_LIBRARY_CACHE, "-D" + NativeLoader.TMPDIR_PROPERTY + "=" + attackerFolder, "-D" + NativeLoader.PATH_PROPERTY + "="), "load").output);
                 }
                 long ran = Files.exists(marker) ? Files.readAllLines(marker).size() : 0;
                 assertEquals(0, ran, "the other user's library ran in " + ran + " of 10 JVM starts: " + outputs.get(0));
@@ -95,7 +95,7 @@ class NativeLibraryExtractionSecurityTest {
     @Test
     void aFolderOthersCanWriteToIsNotExtractedInto() throws Exception {
         Path open = folder(tmp, "open", "rwxrwxrwx");
-        ChildJvm child = ChildJvm.run(tmp, SecurityProbeMain.class, List.of("-D" + NativeLoader.TMPDIR_PROPERTY + "=" + open, "-D" + NativeLoader.PATH_PROPERTY + "="), "load");
+        ChildJvm child = ChildJvm.run(tmp, SecurityProbeMain.class, List.of(ChildJvm.NO_LIBRARY_CACHE, "-D" + NativeLoader.TMPDIR_PROPERTY + "=" + open, "-D" + NativeLoader.PATH_PROPERTY + "="), "load");
         assertFalse(child.output.contains("unexpected="), child.output);
         assertTrue(child.output.contains("not into -D" + NativeLoader.TMPDIR_PROPERTY + "=" + open + " (" + open + " is writable by group or others (mode 777)"
                 + " and not sticky)"), child.output);
@@ -108,7 +108,7 @@ class NativeLibraryExtractionSecurityTest {
     void withoutASafeFolderLoadingFailsSayingWhy() throws Exception {
         Path open = folder(tmp, "open", "rwxrwxrwx");
         Path group = folder(tmp, "group", "rwxrwx---");
-        ChildJvm child = ChildJvm.run(tmp, SecurityProbeMain.class, List.of("-D" + NativeLoader.TMPDIR_PROPERTY + "=" + open, "-Djava.io.tmpdir=" + group,
+        ChildJvm child = ChildJvm.run(tmp, SecurityProbeMain.class, List.of(ChildJvm.NO_LIBRARY_CACHE, "-D" + NativeLoader.TMPDIR_PROPERTY + "=" + open, "-Djava.io.tmpdir=" + group,
                 "-D" + NativeLoader.PATH_PROPERTY + "="), "load");
         assertTrue(child.output.contains("available=false"), child.output);
         assertTrue(child.output.contains("no folder is safe to extract /META-INF/native/"), child.output);
@@ -124,7 +124,7 @@ class NativeLibraryExtractionSecurityTest {
         assertNull(TrustedFolder.problem(sticky, TrustedFolder.Use.EXTRACTION));
         String cache = TrustedFolder.problem(sticky, TrustedFolder.Use.CACHE);
         assertTrue(cache != null && cache.contains("a cache folder must be writable by its owner alone"), cache);
-        ChildJvm child = ChildJvm.run(tmp, SecurityProbeMain.class, List.of("-D" + NativeLoader.TMPDIR_PROPERTY + "=" + sticky, "-D" + NativeLoader.PATH_PROPERTY + "="), "load");
+        ChildJvm child = ChildJvm.run(tmp, SecurityProbeMain.class, List.of(ChildJvm.NO_LIBRARY_CACHE, "-D" + NativeLoader.TMPDIR_PROPERTY + "=" + sticky, "-D" + NativeLoader.PATH_PROPERTY + "="), "load");
         assertTrue(child.output.contains("extracted to " + sticky), child.output);
     }
 
