@@ -14,7 +14,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * }</pre>
  */
 public final class Cuda {
-    private static final ThreadLocal<Integer> SELECTED = ThreadLocal.withInitial(() -> 0);
+    /**
+     * The device {@link #setDevice} selected on this thread, 0 by default. A subclass, not
+     * {@code withInitial(() -> 0)}: the first lambda of a JVM costs milliseconds of
+     * {@code java.lang.invoke} set-up, and this class is initialised by the first {@code Handle.create} (issue 35).
+     */
+    private static final ThreadLocal<Integer> SELECTED = new ThreadLocal<Integer>() {
+        @Override
+        protected Integer initialValue() {
+            return 0;
+        }
+    };
     private static final ConcurrentHashMap<Integer, Device> DEVICES = new ConcurrentHashMap<>();
     /** The stand-in's identity query: control command 61 of tests/standin-driver/README.md's channel. */
     private static final int STANDIN_IDENTITY_ATTRIBUTE = 0x40000000 | (61 << 20);
@@ -104,7 +114,14 @@ public final class Cuda {
      */
     public static Device device(int ordinal) {
         Native.ensureLoaded();
-        return DEVICES.computeIfAbsent(ordinal, o -> new Device(o, NativeApi.deviceName(o), NativeApi.deviceInfo(o)));
+        // get and putIfAbsent, not computeIfAbsent with a lambda: this runs in the first Handle.create (see SELECTED).
+        Device known = DEVICES.get(ordinal);
+        if (known != null) {
+            return known;
+        }
+        Device read = new Device(ordinal, NativeApi.deviceName(ordinal), NativeApi.deviceInfo(ordinal));
+        Device raced = DEVICES.putIfAbsent(ordinal, read);
+        return raced != null ? raced : read;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.cuhandle;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongConsumer;
 
 /**
  * A cuBLAS-style handle: bound to one driver context, with a default stream, usable from any thread
@@ -42,8 +43,19 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     /** One stream switch, or a capture's start ({@link Capture}), at a time; taken before entering, so that a waiting thread holds no call open. */
     final Object streamSwitch = new Object();
 
+    /**
+     * Releases a native handle. A class, not {@code NativeApi::handleDestroy}: the first method reference of a JVM
+     * costs milliseconds of {@code java.lang.invoke} set-up, and this runs in the first {@code Handle.create} (issue 35).
+     */
+    private static final LongConsumer DESTROY = new LongConsumer() {
+        @Override
+        public void accept(long pointer) {
+            NativeApi.handleDestroy(pointer);
+        }
+    };
+
     private Handle(long pointer, long[] info, Device device) {
-        super(pointer, "Handle", NativeApi::handleDestroy);
+        super(pointer, "Handle", DESTROY);
         this.rawContext = info[0];
         this.contextId = info[1];
         this.ownsPrimaryContext = info[3] != 0;
@@ -60,7 +72,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
             d = Cuda.device((int) info[2]);
         } catch (RuntimeException | Error e) {
             // Never registered: released here, not by the cleaner with a misleading leak warning.
-            NativeObject.freeNow(pointer, NativeApi::handleDestroy, e);
+            NativeObject.freeNow(pointer, DESTROY, e);
             throw e;
         }
         return new Handle(pointer, info, d);

@@ -1,6 +1,7 @@
 package dev.cuhandle;
 
 import java.lang.ref.Cleaner;
+import java.util.concurrent.ThreadFactory;
 import java.util.function.LongConsumer;
 
 /**
@@ -20,10 +21,14 @@ import java.util.function.LongConsumer;
  */
 final class NativeObject implements Runnable {
     static final String DEBUG_LEAKS_PROPERTY = "cuhandle.debugLeaks";
-    private static final Cleaner CLEANER = Cleaner.create(r -> {
-        Thread t = new Thread(r, "cuhandle-cleaner");
-        t.setDaemon(true);
-        return t;
+    /** The cleaner, on a daemon thread; its factory a class, not a lambda (see {@code Cuda.SELECTED}: issue 35's cold start). */
+    private static final Cleaner CLEANER = Cleaner.create(new ThreadFactory() {
+        @Override
+        public Thread newThread(Runnable r) {
+            Thread t = new Thread(r, "cuhandle-cleaner");
+            t.setDaemon(true);
+            return t;
+        }
     });
 
     private final Lifetime lifetime = new Lifetime();
