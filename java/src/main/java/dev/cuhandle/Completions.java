@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -75,10 +76,15 @@ final class Completions {
      * cached pool of daemon threads, so that a continuation that blocks never holds up the next
      * completion.
      */
-    private static final ExecutorService DISPATCH = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, DISPATCH_NAME);
-        t.setDaemon(true);
-        return t;
+    private static final ExecutorService DISPATCH = Executors.newCachedThreadPool(new ThreadFactory() {
+        // A class, not a lambda: a handle's first close initialises this class, and the first lambda of a JVM
+        // costs milliseconds of java.lang.invoke set-up (ColdPathLambdaTest).
+        @Override
+        public Thread newThread(Runnable r) {
+            Thread t = new Thread(r, DISPATCH_NAME);
+            t.setDaemon(true);
+            return t;
+        }
     });
     /** Whether a pool thread holds the lead (waits for signals); guarded by the class's monitor. */
     private static boolean leading;

@@ -1,0 +1,36 @@
+package dev.cuhandle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The first {@code Handle.create} of a process runs no lambda or method reference of cuhandle's (issue 35's cold
+ * start): the first one of a JVM sets up {@code java.lang.invoke} on the calling thread, about 15 ms in a fresh JVM,
+ * so the classes on that path use named classes instead. A child JVM on the stand-in creates and closes a handle with
+ * {@code -Xlog:class+load}; no {@code dev.cuhandle...$$Lambda} class may be loaded. (The JDK's own lambdas, e.g. of
+ * the System.Logger set-up on cuhandle's background thread, are not this test's business.)
+ */
+@EnabledIf("dev.cuhandle.StandIn#active")
+class ColdPathLambdaTest {
+    @Test
+    void theFirstHandleCreateLoadsNoLambdaOfCuhandles(@TempDir Path dir) throws Exception {
+        ChildJvm child = ChildJvm.run(dir, ColdPathLambdaMain.class, "-D" + StandIn.PROPERTY + "=true", "-Xlog:class+load=info:stdout");
+        assertEquals(0, child.exitCode, child.output);
+        assertTrue(child.output.contains("dev.cuhandle.Handle "), "the class-load log lists cuhandle's classes: " + child.output);
+        assertTrue(child.output.contains("created and closed"), child.output);
+        List<String> lambdas = new ArrayList<>();
+        for (String line : child.output.split("\n")) {
+            if (line.contains("dev.cuhandle.") && line.contains("$$Lambda")) {
+                lambdas.add(line.trim());
+            }
+        }
+        assertTrue(lambdas.isEmpty(), "lambdas or method references of cuhandle on the first Handle.create's path (use a named class): " + lambdas);
+    }
+}
