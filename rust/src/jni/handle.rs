@@ -1,5 +1,7 @@
 //! `dev.cuhandle.NativeApi`: handle entry points. The Java `Handle` owns the pointer and
-//! guarantees no call is in flight when it calls `handleDestroy`.
+//! guarantees no call is in flight when it calls `handleDestroy`. Every entry whose body needs no
+//! `Env` runs through `entry_without_env!`, which spares it jni's attach guard (about 25 ns a call,
+//! docs/performance-notes.md, "Activation").
 
 use crate::core::context::{Context, Ownership};
 use crate::core::handle::Handle;
@@ -66,38 +68,37 @@ fn handle_wrap<'l>(env: EnvUnowned<'l>, _: JClass<'l>, raw_context: jlong) -> JL
     entry!(env, |e| created(e, unsafe { Context::wrap(raw_context as _)? }))
 }
 
-/// Called once by the Java Handle, after the last call in flight has returned. It needs no `Env`:
-/// `entry_without_env!` spares every close jni's attach guard.
+/// Called once by the Java Handle, after the last call in flight has returned.
 fn handle_destroy(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
     entry_without_env!(env, || h.release_with(Handle::destroy))
 }
 
 fn handle_synchronize(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| Ok(h.get()?.synchronize()?))
+    entry_without_env!(env, || Ok(h.get()?.synchronize()?))
 }
 
 fn handle_make_current(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| Ok(h.get()?.make_current()?))
+    entry_without_env!(env, || Ok(h.get()?.make_current()?))
 }
 
 fn handle_set_stream(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, stream: jlong) {
-    entry!(env, |_e| Ok(h.get()?.set_stream(stream as usize)?))
+    entry_without_env!(env, || Ok(h.get()?.set_stream(stream as usize)?))
 }
 
 fn handle_reset_stream(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| Ok(h.get()?.reset_stream()?))
+    entry_without_env!(env, || Ok(h.get()?.reset_stream()?))
 }
 
 fn handle_stream(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) -> jlong {
-    entry!(env, |_e| Ok(h.get()?.raw_stream()? as jlong))
+    entry_without_env!(env, || Ok(h.get()?.raw_stream()? as jlong))
 }
 
 fn handle_validate(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| Ok(h.get()?.context().validate()?))
+    entry_without_env!(env, || Ok(h.get()?.context().validate()?))
 }
 
 fn handle_free_memory(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) -> jlong {
-    entry!(env, |_e| Ok(h.get()?.free_memory()? as jlong))
+    entry_without_env!(env, || Ok(h.get()?.free_memory()? as jlong))
 }
 
 /// [bytes handed out by the pool, bytes the pool holds, pinned bytes cached, 1 if stream-ordered]
@@ -113,5 +114,5 @@ fn handle_memory_stats<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr) -> 
 }
 
 fn handle_trim_memory(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| Ok(h.get()?.trim_memory()?))
+    entry_without_env!(env, || Ok(h.get()?.trim_memory()?))
 }
