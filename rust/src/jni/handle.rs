@@ -1,6 +1,6 @@
 //! `dev.cuhandle.NativeApi`: handle entry points. The Java `Handle` owns the pointer and
 //! guarantees no call is in flight when it calls `handleDestroy`. Every entry whose body needs no
-//! `Env` runs through `entry_without_env!`, which spares it jni's attach guard (about 25 ns a call,
+//! `Env` runs through `entry_without_env!`, which spares it jni's attach guard (25-40 ns a call,
 //! docs/performance-notes.md, "Activation").
 
 use crate::core::context::{Context, Ownership};
