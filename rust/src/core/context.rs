@@ -99,15 +99,21 @@ impl Context {
     /// H3: the primary context of `device`, retained (created by the driver if inactive).
     pub fn primary(device: CUdevice) -> Result<Context> {
         let driver = driver::initialised()?;
-        let count = device_count(driver)?;
-        if device < 0 || device >= count {
-            return Err(Error::cuda(
-                CUDA_ERROR_INVALID_DEVICE,
-                "selecting a device",
-                format!("CUDA_ERROR_INVALID_DEVICE ({CUDA_ERROR_INVALID_DEVICE}): device {device} does not exist; this machine has {count} CUDA device(s), numbered from 0"),
-            ));
-        }
-        let handle = crate::core::device::handle_of(driver, device)?;
+        // A device the driver gave a handle for before exists: no count to check against.
+        let handle = match crate::core::device::known_handle(device) {
+            Some(handle) => handle,
+            None => {
+                let count = device_count(driver)?;
+                if device < 0 || device >= count {
+                    return Err(Error::cuda(
+                        CUDA_ERROR_INVALID_DEVICE,
+                        "selecting a device",
+                        format!("CUDA_ERROR_INVALID_DEVICE ({CUDA_ERROR_INVALID_DEVICE}): device {device} does not exist; this machine has {count} CUDA device(s), numbered from 0"),
+                    ));
+                }
+                crate::core::device::handle_of(driver, device)?
+            }
+        };
         let raw = retain_primary(driver, handle)?;
         // SAFETY: the driver's primary context of the device, retained just now.
         match unsafe { context_id(driver, raw) } {

@@ -5,7 +5,8 @@ use crate::core::driver::{self, Driver};
 use crate::core::error::Result;
 use cudarc::driver::sys::{CUdevice, CUdevice_attribute};
 use std::ffi::CStr;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 #[derive(Debug, Clone)]
 pub struct DeviceInfo {
@@ -27,12 +28,34 @@ pub struct DeviceInfo {
 
 static CACHE: Mutex<Vec<(CUdevice, &'static DeviceInfo)>> = Mutex::new(Vec::new());
 
+/// The devices below this ordinal have their properties and handles found again without a lock or a
+/// driver call: every `Handle.create` asks for both (docs/performance-notes.md, "Activation").
+const KEPT: usize = 64;
+/// The properties read so far, by ordinal (the entries of `CACHE` below `KEPT`).
+static KNOWN: [OnceLock<&'static DeviceInfo>; KEPT] = [const { OnceLock::new() }; KEPT];
+/// The handles the driver gave so far, by ordinal, plus one (0: not asked yet). A device's handle
+/// does not change while the process lives.
+static HANDLES: [AtomicI32; KEPT] = [const { AtomicI32::new(0) }; KEPT];
+
+fn kept<T>(table: &[T; KEPT], ordinal: i32) -> Option<&T> {
+    usize::try_from(ordinal).ok().and_then(|i| table.get(i))
+}
+
+/// The handle of device `ordinal` if the driver gave it before (see [`handle_of`]).
+#[inline]
+pub fn known_handle(ordinal: i32) -> Option<CUdevice> {
+    kept(&HANDLES, ordinal).map(|h| h.load(Ordering::Relaxed) - 1).filter(|&h| h >= 0)
+}
+
 /// The properties of device `ordinal` (validated against the device count by the driver).
 ///
 /// Read under the cache's lock, so that threads creating their first handles on a device at once
 /// read it once and leak one entry, not one each. Nothing under the lock can leave the list half
 /// updated (one push), so a poisoned lock is used as it is instead of reading the device again.
 pub fn info(ordinal: CUdevice) -> Result<&'static DeviceInfo> {
+    if let Some(info) = kept(&KNOWN, ordinal).and_then(OnceLock::get) {
+        return Ok(info);
+    }
     let mut cache = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((_, info)) = cache.iter().find(|(o, _)| *o == ordinal) {
         return Ok(info);
@@ -40,6 +63,9 @@ pub fn info(ordinal: CUdevice) -> Result<&'static DeviceInfo> {
     let driver = driver::initialised()?;
     let info: &'static DeviceInfo = Box::leak(Box::new(read(driver, ordinal)?));
     cache.push((ordinal, info));
+    if let Some(slot) = kept(&KNOWN, ordinal) {
+        let _ = slot.set(info); // under the lock: set once
+    }
     Ok(info)
 }
 
@@ -50,9 +76,15 @@ pub fn attribute(driver: &Driver, device: CUdevice, attribute: CUdevice_attribut
 /// The driver's handle of device `ordinal` (`cuDeviceGet`; the driver validates the ordinal). The one
 /// place that asks for it: device properties, primary contexts and the JNI seam all come here.
 pub fn handle_of(driver: &Driver, ordinal: i32) -> Result<CUdevice> {
+    if let Some(device) = known_handle(ordinal) {
+        return Ok(device);
+    }
     let mut device = 0;
     // SAFETY: out-pointer is a valid local; the driver validates the ordinal.
     unsafe { driver.cuDeviceGet(&mut device, ordinal) }?;
+    if let (Some(slot), Some(plus_one)) = (kept(&HANDLES, ordinal), device.checked_add(1)) {
+        slot.store(plus_one, Ordering::Relaxed);
+    }
     Ok(device)
 }
 

@@ -393,6 +393,11 @@ pub fn forget(context_id: u64) {
     lock().retain(|c| c.context_id != context_id);
 }
 
+/// Whether anything is kept for context id `context_id` (see [`forget`]).
+pub fn kept_for(context_id: u64) -> bool {
+    lock().iter().any(|c| c.context_id == context_id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

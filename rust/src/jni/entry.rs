@@ -29,9 +29,10 @@ macro_rules! entry {
 pub(crate) use entry;
 
 /// `entry!` for a body that needs no `Env` (it converts nothing and makes no Java object), on the
-/// hottest calls (allocate, memset, free: three per allocation round). The body runs under
-/// `catch_unwind` with its log records deferred, as `entry!` runs it, but outside jni's attach
-/// guard, whose thread-local bookkeeping costs about 25 ns per call (issue 19's churn profile);
+/// hottest calls (allocate, memset, free: three per allocation round; the handle's own entries).
+/// The body runs under `catch_unwind` with its log records deferred, as `entry!` runs it, but
+/// outside jni's attach guard, whose thread-local bookkeeping costs about 25 ns per call (issue
+/// 19's churn profile; about 40 ns on the stand-in in issue 35's, docs/performance-notes.md);
 /// only an error or a panic enters `with_env`, which throws it exactly as `entry!` does (a panic
 /// is resumed inside it, so jni's own panic handling sees it).
 macro_rules! entry_without_env {

@@ -1,22 +1,23 @@
 //! `dev.cuhandle.NativeApi`: handle entry points. The Java `Handle` owns the pointer and
-//! guarantees no call is in flight when it calls `handleDestroy`.
+//! guarantees no call is in flight when it calls `handleDestroy`. Every entry whose body needs no
+//! `Env` runs through `entry_without_env!`, which spares it jni's attach guard (25-40 ns a call,
+//! docs/performance-notes.md, "Activation").
 
 use crate::core::context::{Context, Ownership};
 use crate::core::handle::Handle;
-use crate::jni::entry::entry;
+use crate::jni::entry::{entry, entry_without_env};
 use crate::jni::native_entry::native;
 use crate::jni::native_ptr::HandlePtr;
 use crate::jni::raw::convert;
 use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JLongArray};
 use jni::sys::{jint, jlong};
-use jni::{EnvUnowned, NativeMethod};
+use jni::{Env, EnvUnowned, NativeMethod};
 
 pub const METHODS: &[NativeMethod<'static>] = &[
-    native!(static raw fn handle_create_current(default_device: jint) -> HandlePtr),
-    native!(static raw fn handle_create_device(device: jint) -> HandlePtr),
-    native!(static raw fn handle_wrap(raw_context: jlong) -> HandlePtr),
-    native!(static raw fn handle_info(h: HandlePtr) -> jlong[]),
+    native!(static raw fn handle_create_current(default_device: jint) -> jlong[]),
+    native!(static raw fn handle_create_device(device: jint) -> jlong[]),
+    native!(static raw fn handle_wrap(raw_context: jlong) -> jlong[]),
     native!(static raw fn handle_destroy(h: HandlePtr)),
     native!(static raw fn handle_synchronize(h: HandlePtr)),
     native!(static raw fn handle_make_current(h: HandlePtr)),
@@ -29,72 +30,75 @@ pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn handle_trim_memory(h: HandlePtr)),
 ];
 
-fn create(ctx: Context) -> JniResult<HandlePtr> {
-    Ok(HandlePtr::give(Handle::new(ctx)?))
+/// A new handle on `ctx`, as the Java `Handle` takes it in one call (a second call for its
+/// properties cost a JNI transition per create): [native pointer, raw context, context id, device
+/// ordinal, 1 if the primary context is retained, the SMs of the handle's SM partition (0: not a
+/// partition)]. If the array cannot be made, the handle is destroyed here and the error thrown.
+pub(crate) fn created<'l>(e: &Env<'l>, ctx: Context) -> JniResult<JLongArray<'l>> {
+    let handle = Handle::new(ctx)?;
+    let ctx = handle.context();
+    let properties = [
+        ctx.raw() as i64,
+        ctx.id() as i64,
+        handle.device().ordinal as i64,
+        (ctx.ownership() == Ownership::RetainedPrimary) as i64,
+        ctx.partition_sms().unwrap_or(0) as i64,
+    ];
+    let address = HandlePtr::give(handle).into_address();
+    let mut values = [address; 6];
+    values[1..].copy_from_slice(&properties);
+    convert::long_array(e, &values).inspect_err(|_| {
+        // SAFETY: the address `give` made just now, which never reached Java: this is its one release.
+        let never_given = unsafe { HandlePtr::from_address(address) };
+        let _ = never_given.release_with(Handle::destroy);
+    })
 }
 
-fn handle_create_current(env: EnvUnowned<'_>, _: JClass<'_>, default_device: jint) -> HandlePtr {
-    entry!(env, |_e| create(Context::current_or_primary(default_device)?))
+fn handle_create_current<'l>(env: EnvUnowned<'l>, _: JClass<'l>, default_device: jint) -> JLongArray<'l> {
+    entry!(env, |e| created(e, Context::current_or_primary(default_device)?))
 }
 
-fn handle_create_device(env: EnvUnowned<'_>, _: JClass<'_>, device: jint) -> HandlePtr {
-    entry!(env, |_e| create(Context::primary(device)?))
+fn handle_create_device<'l>(env: EnvUnowned<'l>, _: JClass<'l>, device: jint) -> JLongArray<'l> {
+    entry!(env, |e| created(e, Context::primary(device)?))
 }
 
-fn handle_wrap(env: EnvUnowned<'_>, _: JClass<'_>, raw_context: jlong) -> HandlePtr {
+fn handle_wrap<'l>(env: EnvUnowned<'l>, _: JClass<'l>, raw_context: jlong) -> JLongArray<'l> {
     // SAFETY: `Handle.wrap` documents that the caller passes a CUcontext it keeps alive (rule H3);
     // values no context can have are refused by `wrap` before the driver sees them.
-    entry!(env, |_e| create(unsafe { Context::wrap(raw_context as _)? }))
-}
-
-/// [raw context, context id, device ordinal, 1 if the primary context is retained, the SMs of the
-/// handle's SM partition (0: not a partition)]
-fn handle_info<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr) -> JLongArray<'l> {
-    entry!(env, |e| {
-        let handle = h.get()?;
-        let ctx = handle.context();
-        let values = [
-            ctx.raw() as i64,
-            ctx.id() as i64,
-            handle.device().ordinal as i64,
-            (ctx.ownership() == Ownership::RetainedPrimary) as i64,
-            ctx.partition_sms().unwrap_or(0) as i64,
-        ];
-        convert::long_array(e, &values)
-    })
+    entry!(env, |e| created(e, unsafe { Context::wrap(raw_context as _)? }))
 }
 
 /// Called once by the Java Handle, after the last call in flight has returned.
 fn handle_destroy(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| h.release_with(Handle::destroy))
+    entry_without_env!(env, || h.release_with(Handle::destroy))
 }
 
 fn handle_synchronize(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| Ok(h.get()?.synchronize()?))
+    entry_without_env!(env, || Ok(h.get()?.synchronize()?))
 }
 
 fn handle_make_current(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| Ok(h.get()?.make_current()?))
+    entry_without_env!(env, || Ok(h.get()?.make_current()?))
 }
 
 fn handle_set_stream(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr, stream: jlong) {
-    entry!(env, |_e| Ok(h.get()?.set_stream(stream as usize)?))
+    entry_without_env!(env, || Ok(h.get()?.set_stream(stream as usize)?))
 }
 
 fn handle_reset_stream(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| Ok(h.get()?.reset_stream()?))
+    entry_without_env!(env, || Ok(h.get()?.reset_stream()?))
 }
 
 fn handle_stream(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) -> jlong {
-    entry!(env, |_e| Ok(h.get()?.raw_stream()? as jlong))
+    entry_without_env!(env, || Ok(h.get()?.raw_stream()? as jlong))
 }
 
 fn handle_validate(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| Ok(h.get()?.context().validate()?))
+    entry_without_env!(env, || Ok(h.get()?.context().validate()?))
 }
 
 fn handle_free_memory(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) -> jlong {
-    entry!(env, |_e| Ok(h.get()?.free_memory()? as jlong))
+    entry_without_env!(env, || Ok(h.get()?.free_memory()? as jlong))
 }
 
 /// [bytes handed out by the pool, bytes the pool holds, pinned bytes cached, 1 if stream-ordered]
@@ -110,5 +114,5 @@ fn handle_memory_stats<'l>(env: EnvUnowned<'l>, _: JClass<'l>, h: HandlePtr) -> 
 }
 
 fn handle_trim_memory(env: EnvUnowned<'_>, _: JClass<'_>, h: HandlePtr) {
-    entry!(env, |_e| Ok(h.get()?.trim_memory()?))
+    entry_without_env!(env, || Ok(h.get()?.trim_memory()?))
 }

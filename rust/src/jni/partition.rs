@@ -3,12 +3,11 @@
 
 use crate::core::error::Error;
 use crate::core::green_context::SplitRequest;
-use crate::core::handle::Handle;
 use crate::core::partition::{self, Partitions};
 use crate::jni::entry::entry;
 use crate::jni::java_arrays;
 use crate::jni::native_entry::native;
-use crate::jni::native_ptr::{HandlePtr, PartitionPtr};
+use crate::jni::native_ptr::PartitionPtr;
 use crate::jni::raw::convert;
 use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JIntArray, JLongArray, JString};
@@ -20,7 +19,7 @@ pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn partition_split_parts(ordinal: jint, parts: jint) -> jlong[]),
     native!(static raw fn partition_split_counts(ordinal: jint, counts: jint[]) -> jlong[]),
     native!(static raw fn partition_release(p: PartitionPtr)),
-    native!(static raw fn handle_create_partition(p: PartitionPtr) -> HandlePtr),
+    native!(static raw fn handle_create_partition(p: PartitionPtr) -> jlong[]),
 ];
 
 /// "" when device `ordinal` can be split into SM partitions, else why not.
@@ -69,6 +68,7 @@ fn partition_release(env: EnvUnowned<'_>, _: JClass<'_>, p: PartitionPtr) {
     entry!(env, |_e| p.release())
 }
 
-fn handle_create_partition(env: EnvUnowned<'_>, _: JClass<'_>, p: PartitionPtr) -> HandlePtr {
-    entry!(env, |_e| Ok(HandlePtr::give(Handle::new(p.get()?.context()?)?)))
+/// A handle on the partition, as `handle::created` returns it.
+fn handle_create_partition<'l>(env: EnvUnowned<'l>, _: JClass<'l>, p: PartitionPtr) -> JLongArray<'l> {
+    entry!(env, |e| crate::jni::handle::created(e, p.get()?.context()?))
 }

@@ -407,6 +407,13 @@ impl Handle {
         // below, or, when the context is gone, dropped without freeing (their memory's Drop finds
         // the context invalid).
         let attachments = self.attachments.take_all();
+        if attachments.is_empty() && self.own.get().is_none() && self.current_stream.load(Ordering::Acquire) == OWN_STREAM {
+            // Nothing was ever queued through this handle and it holds nothing to free in its
+            // context: no stream to wait for or give back, so no activation (four driver calls of
+            // a create + close while another context is current, docs/performance-notes.md).
+            self.release_binding();
+            return;
+        }
         if self.ctx.is_partition() {
             // The wait for the handle's work happens here, without holding the partition's context
             // (see `synchronize`); the one under activation below then finds the stream idle.
@@ -433,12 +440,18 @@ impl Handle {
                 drop(attachments);
             }
         }
+        self.release_binding();
+    }
+
+    /// Drops the handle, and with it its context binding (the primary-context retain, exactly once).
+    /// If that left the primary context inactive, it is gone with its streams: forget them.
+    fn release_binding(self) {
         let (device, primary, id) = (self.ctx.device(), self.ctx.ownership() == Ownership::RetainedPrimary, self.ctx.id());
         let driver = self.ctx.driver();
         drop(self);
-        // Dropping the last Arc released the primary-context retain (exactly once). If that left
-        // the primary context inactive, it is gone with its streams: forget them.
-        if primary && !primary_active(driver, device) {
+        // The pool is looked at first (a lock) and the driver asked only when it keeps streams of
+        // this context: most closes leave the context active with no stream to forget.
+        if primary && streams::kept_for(id) && !primary_active(driver, device) {
             streams::forget(id);
         }
     }

@@ -54,28 +54,30 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
         }
     };
 
-    private Handle(long pointer, long[] info, Device device) {
-        super(pointer, "Handle", DESTROY);
-        this.rawContext = info[0];
-        this.contextId = info[1];
-        this.ownsPrimaryContext = info[3] != 0;
-        this.partitionSms = (int) info[4];
+    private Handle(long[] created, Device device) {
+        super(created[0], "Handle", DESTROY);
+        this.rawContext = created[1];
+        this.contextId = created[2];
+        this.ownsPrimaryContext = created[4] != 0;
+        this.partitionSms = (int) created[5];
         this.device = device;
     }
 
-    /** The handle of native handle {@code pointer}, which it owns from here (also when this fails). */
-    private static Handle of(long pointer) {
-        long[] info;
+    /**
+     * The handle of a native handle just created: {@code created} is its pointer followed by its properties (raw
+     * context, context id, device ordinal, 1 if it retains the primary context, SMs of its partition), in one
+     * native call. It owns the pointer from here (also when this fails).
+     */
+    private static Handle of(long[] created) {
         Device d;
         try {
-            info = NativeApi.handleInfo(pointer);
-            d = Cuda.device((int) info[2]);
+            d = Cuda.device((int) created[3]);
         } catch (RuntimeException | Error e) {
             // Never registered: released here, not by the cleaner with a misleading leak warning.
-            NativeObject.freeNow(pointer, DESTROY, e);
+            NativeObject.freeNow(created[0], DESTROY, e);
             throw e;
         }
-        return new Handle(pointer, info, d);
+        return new Handle(created, d);
     }
 
     /**

@@ -57,11 +57,12 @@ final class NativeApi {
 
     static native long[] primaryContextState(int device);
 
-    static native long handleCreateCurrent(int defaultDevice);
+    /** The handle creations return [native pointer, raw context, context id, device ordinal, 1 if the primary context is retained, SMs of the partition (0: none)]. */
+    static native long[] handleCreateCurrent(int defaultDevice);
 
-    static native long handleCreateDevice(int device);
+    static native long[] handleCreateDevice(int device);
 
-    static native long handleWrap(long rawContext);
+    static native long[] handleWrap(long rawContext);
 
     static native String partitionSupport(int ordinal);
 
@@ -71,9 +72,7 @@ final class NativeApi {
 
     static native void partitionRelease(long partition);
 
-    static native long handleCreatePartition(long partition);
-
-    static native long[] handleInfo(long handle);
+    static native long[] handleCreatePartition(long partition);
 
     static native void handleDestroy(long handle);
 

@@ -64,15 +64,19 @@ public final class HandleBenchmark {
             row("create_close", run, medianNsPerCall(10_000, () -> Handle.create(0).close()) / 1e3, "us");
 
             // Handle.stream() does only the handle protocol: enter/exit, JNI, context validation
-            // (cuCtxGetId) and activation, then reads an atomic. The bare call is a JNI no-op.
+            // (cuCtxGetId) and activation, then reads an atomic. The bare call is a JNI no-op entered
+            // as Handle.stream() is (entry_without_env!: no jni attach guard), so that the difference is
+            // the activation alone; the no-op through entry! (with the guard, which the calls that need a
+            // JNIEnv pay) is timed too, as bare_jni_call_with_env.
             // The four take turns round by round and each overhead is the median of its per-round
             // differences, so drift of the host's speed over seconds (docs/measurements.md) hits a
             // call and the bare call it is set against alike.
             long user = NativeTestApi.createContext(0); // another context: switch + restore
             NativeTestApi.setCurrent(0);
-            double[][] ns = new double[4][ROUNDS];
+            double[][] ns = new double[5][ROUNDS];
             for (int round = -2; round < ROUNDS; round++) { // two warm-up rounds
-                double bare = nsPerCall(ROUND_CALLS, () -> NativeTestApi.noop(1));
+                double bare = nsPerCall(ROUND_CALLS, () -> NativeTestApi.withoutEnv(0));
+                double bareWithEnv = nsPerCall(ROUND_CALLS, () -> NativeTestApi.noop(1));
                 double noneCurrent = nsPerCall(ROUND_CALLS, keepAlive::stream);
                 keepAlive.makeCurrent();
                 double alreadyCurrent = nsPerCall(ROUND_CALLS, keepAlive::stream);
@@ -84,6 +88,7 @@ public final class HandleBenchmark {
                     ns[1][round] = alreadyCurrent;
                     ns[2][round] = noneCurrent;
                     ns[3][round] = otherCurrent;
+                    ns[4][round] = bareWithEnv;
                 }
             }
             NativeTestApi.destroyContext(user);
@@ -99,6 +104,7 @@ public final class HandleBenchmark {
             double noneCurrent = median(ns[2]);
             double otherCurrent = median(ns[3]);
             row("bare_jni_call", run, bare, "ns");
+            row("bare_jni_call_with_env", run, median(ns[4]), "ns");
             row("call_context_already_current", run, alreadyCurrent, "ns");
             row("call_no_context_current", run, noneCurrent, "ns");
             row("call_other_context_current", run, otherCurrent, "ns");
