@@ -176,7 +176,10 @@ public final class GraphBenchmark {
         Random random = new Random(seed);
         float x0 = random.nextInt(201) - 100;
         float y0 = random.nextInt(201) - 100;
-        float alpha = 0.5f * (random.nextInt(9) - 4); // a multiple of 0.5: every sum is exact in float
+        // A non-zero multiple of 0.5 (-2 .. -0.5, 0.5 .. 2): every sum is exact in float. Never 0: saxpy with alpha 0
+        // returns before launching (reference BLAS), so the graph would record nothing (a run of 2026-12-02 drew 0).
+        int halves = random.nextInt(8) - 4;
+        float alpha = 0.5f * (halves >= 0 ? halves + 1 : halves);
         try (Handle h = Handle.create(0); DeviceBuffer x = h.upload(new float[] {x0}); DeviceBuffer yDirect = h.upload(new float[] {y0});
                 DeviceBuffer yGraph = h.upload(new float[] {y0})) {
             Round direct = () -> {
@@ -214,6 +217,10 @@ public final class GraphBenchmark {
                         + " goal <= 1.0 us/kernel: %s; graph result identical to direct calls: %s; equals CPU reference %s: %s (seed %d)%n",
                         KERNELS, g.nodeCount(), graph, stream, stream / graph, graph <= 1.0 ? "MET" : "NOT MET", identical, reference, matchesCpu,
                         seed);
+                if (g.nodeCount() != KERNELS) {
+                    System.out.println("# MISMATCH: the graph holds " + g.nodeCount() + " nodes, not " + KERNELS);
+                    System.exit(1);
+                }
                 if (!identical || !matchesCpu) {
                     System.out.println("# MISMATCH: direct " + d[0] + ", graph " + gr[0] + ", CPU " + reference);
                     System.exit(1);
