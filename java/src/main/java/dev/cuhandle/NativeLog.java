@@ -77,10 +77,22 @@ final class NativeLog {
     private static void ensureWorker() {
         synchronized (WORKER_LOCK) {
             if (worker == null) {
-                worker = new Thread(NativeLog::publishUntilIdle, "cuhandle-log");
+                worker = new Thread(new Publisher(), "cuhandle-log");
                 worker.setDaemon(true);
                 worker.start();
             }
+        }
+    }
+
+    /**
+     * The logging thread's body. A class, not {@code NativeLog::publishUntilIdle}: the first native record can come
+     * during the first {@code Handle.create}, where the JVM's first method reference would cost milliseconds of
+     * {@code java.lang.invoke} set-up on the caller's thread (issue 35; ColdPathLambdaTest).
+     */
+    private static final class Publisher implements Runnable {
+        @Override
+        public void run() {
+            publishUntilIdle();
         }
     }
 
