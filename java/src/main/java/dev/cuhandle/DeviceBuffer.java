@@ -1,5 +1,7 @@
 package dev.cuhandle;
 
+import java.util.function.LongConsumer;
+
 /**
  * Device memory of one context (rule K3). Created by a {@link Handle}; copies use that handle's
  * stream unless another handle of the same context is given. A {@link #slice} is a view that
@@ -80,8 +82,20 @@ public final class DeviceBuffer extends DeviceBufferTypedAccess implements AutoC
     private final long byteOffset;
     private final long byteLength;
 
+    /**
+     * Frees a native buffer. A class, not {@code NativeApi::bufferFree}: the first method reference of a JVM costs
+     * milliseconds of {@code java.lang.invoke} set-up, and a process's first allocation runs this (issue 35;
+     * ColdPathLambdaTest).
+     */
+    private static final LongConsumer FREE = new LongConsumer() {
+        @Override
+        public void accept(long pointer) {
+            NativeApi.bufferFree(pointer);
+        }
+    };
+
     private DeviceBuffer(Handle owner, long pointer, long address, long bytes, String what, Object anchor) {
-        super(pointer, what, NativeApi::bufferFree, anchor != null);
+        super(pointer, what, FREE, anchor != null);
         this.owner = owner;
         this.parent = null;
         this.anchor = anchor;

@@ -54,6 +54,22 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
         }
     };
 
+    /** {@link #validate()}'s native call, as a class for the same reason as {@link #DESTROY}. */
+    private static final LongConsumer VALIDATE = new LongConsumer() {
+        @Override
+        public void accept(long handle) {
+            NativeApi.handleValidate(handle);
+        }
+    };
+
+    /** {@link #synchronize()}'s native call, as a class for the same reason as {@link #DESTROY}: often a process's first wait. */
+    private static final LongConsumer SYNCHRONIZE = new LongConsumer() {
+        @Override
+        public void accept(long handle) {
+            NativeApi.handleSynchronize(handle);
+        }
+    };
+
     private Handle(long[] created, Device device) {
         super(created[0], "Handle", DESTROY);
         this.rawContext = created[1];
@@ -271,7 +287,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * @throws CudaException if the context was destroyed, replaced or reset
      */
     public void validate() {
-        call(NativeApi::handleValidate);
+        call(VALIDATE);
     }
 
     /**
@@ -296,7 +312,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     public void synchronize() {
         Capture.refuseOnThisThread("Handle.synchronize");
         awaitQueuedWorkCancellably();
-        call(NativeApi::handleSynchronize);
+        call(SYNCHRONIZE);
     }
 
     /**

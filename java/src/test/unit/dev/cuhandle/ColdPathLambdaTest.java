@@ -14,14 +14,26 @@ import org.junit.jupiter.api.io.TempDir;
  * The first {@code Handle.create} of a process runs no lambda or method reference of cuhandle's (issue 35's cold
  * start): the first one of a JVM sets up {@code java.lang.invoke} on the calling thread, about 15 ms in a fresh JVM,
  * so the classes on that path use named classes instead. A child JVM on the stand-in creates and closes a handle with
- * {@code -Xlog:class+load}; no {@code dev.cuhandle...$$Lambda} class may be loaded. (The JDK's own lambdas, e.g. of
+ * {@code -Xlog:class+load} (and, in a second child, makes the first calls a program makes after it); no
+ * {@code dev.cuhandle...$$Lambda} class may be loaded. (The JDK's own lambdas, e.g. of
  * the System.Logger set-up on cuhandle's background thread, are not this test's business.)
  */
 @EnabledIf("dev.cuhandle.StandIn#active")
 class ColdPathLambdaTest {
     @Test
     void theFirstHandleCreateLoadsNoLambdaOfCuhandles(@TempDir Path dir) throws Exception {
-        ChildJvm child = ChildJvm.run(dir, ColdPathLambdaMain.class, "-D" + StandIn.PROPERTY + "=true", "-Xlog:class+load=info:stdout");
+        assertNoLambdas(dir);
+    }
+
+    /** The same for a process's first calls after it: upload, allocate, BLAS calls, synchronize, download, closes. */
+    @Test
+    void theFirstCallsOnAHandleLoadNoLambdaOfCuhandles(@TempDir Path dir) throws Exception {
+        assertNoLambdas(dir, "first-calls");
+    }
+
+    private static void assertNoLambdas(Path dir, String... args) throws Exception {
+        ChildJvm child = ChildJvm.run(dir, ColdPathLambdaMain.class, List.of("-D" + StandIn.PROPERTY + "=true", "-Xlog:class+load=info:stdout"),
+                args);
         assertEquals(0, child.exitCode, child.output);
         assertTrue(child.output.contains("dev.cuhandle.Handle "), "the class-load log lists cuhandle's classes: " + child.output);
         assertTrue(child.output.contains("created and closed"), child.output);
