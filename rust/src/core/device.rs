@@ -26,12 +26,14 @@ pub struct DeviceInfo {
     pub cooperative_launch: bool,
 }
 
+/// The properties read so far of devices at or above `KEPT` (the others are in `KNOWN`); its lock
+/// also makes the first reads of every device one at a time.
 static CACHE: Mutex<Vec<(CUdevice, &'static DeviceInfo)>> = Mutex::new(Vec::new());
 
 /// The devices below this ordinal have their properties and handles found again without a lock or a
 /// driver call: every `Handle.create` asks for both (docs/performance-notes.md, "Activation").
 const KEPT: usize = 64;
-/// The properties read so far, by ordinal (the entries of `CACHE` below `KEPT`).
+/// The properties read so far, by ordinal, of devices below `KEPT`.
 static KNOWN: [OnceLock<&'static DeviceInfo>; KEPT] = [const { OnceLock::new() }; KEPT];
 /// The handles the driver gave so far, by ordinal, plus one (0: not asked yet). A device's handle
 /// does not change while the process lives.
@@ -56,15 +58,23 @@ pub fn info(ordinal: CUdevice) -> Result<&'static DeviceInfo> {
     if let Some(info) = kept(&KNOWN, ordinal).and_then(OnceLock::get) {
         return Ok(info);
     }
-    let mut cache = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((_, info)) = cache.iter().find(|(o, _)| *o == ordinal) {
+    let mut others = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let slot = kept(&KNOWN, ordinal);
+    // Another thread may have read it while this one waited for the lock.
+    let known = match slot {
+        Some(slot) => slot.get().copied(),
+        None => others.iter().find(|(o, _)| *o == ordinal).map(|(_, info)| *info),
+    };
+    if let Some(info) = known {
         return Ok(info);
     }
     let driver = driver::initialised()?;
     let info: &'static DeviceInfo = Box::leak(Box::new(read(driver, ordinal)?));
-    cache.push((ordinal, info));
-    if let Some(slot) = kept(&KNOWN, ordinal) {
-        let _ = slot.set(info); // under the lock: set once
+    match slot {
+        Some(slot) => {
+            let _ = slot.set(info); // under the lock: empty until now
+        }
+        None => others.push((ordinal, info)),
     }
     Ok(info)
 }

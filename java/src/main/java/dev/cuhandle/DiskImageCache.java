@@ -84,17 +84,12 @@ final class DiskImageCache {
         if (!"disk".equals(System.getProperty(MODE_PROPERTY))) {
             return null;
         }
-        String xdg = System.getenv("XDG_CACHE_HOME");
-        if (xdg != null && !xdg.isEmpty() && Paths.get(xdg).isAbsolute()) {
-            return Paths.get(xdg, "cuhandle", "nvrtc");
+        Path folder = TrustedFolder.userCacheFolder("nvrtc");
+        if (folder == null) {
+            warnOnce("user.home", "cuhandle: user.home (" + System.getProperty("user.home", "") + ") is not an absolute path and XDG_CACHE_HOME"
+                    + " names no absolute folder; the compile cache is off");
         }
-        Path home = Paths.get(System.getProperty("user.home", ""));
-        if (!home.isAbsolute()) {
-            warnOnce("user.home", "cuhandle: user.home (" + home + ") is not an absolute path and XDG_CACHE_HOME names no absolute folder;"
-                    + " the compile cache is off");
-            return null;
-        }
-        return home.resolve(".cache").resolve("cuhandle").resolve("nvrtc");
+        return folder;
     }
 
     /** The folder's cap in bytes: {@code -Dcuhandle.compileCache.maxBytes} (e.g. {@code 1073741824}, {@code 512m}, {@code 2g}). */

@@ -54,17 +54,6 @@ final class NativeLibraryCache {
 
     private NativeLibraryCache() {}
 
-    /** The library as the build recorded it: SHA-256 (64 lower-case hex digits) and size in bytes. */
-    static final class Digest {
-        final String sha256;
-        final long size;
-
-        Digest(String sha256, long size) {
-            this.sha256 = sha256;
-            this.size = size;
-        }
-    }
-
     /**
      * Loads {@code resource} from its cached copy, writing that copy first when it is missing or fails the checks. Returns
      * null when the cache cannot be used, with why added to {@code whyNot}; the caller then extracts a temporary copy.
@@ -75,25 +64,28 @@ final class NativeLibraryCache {
         if (configured == null) {
             return null;
         }
-        Digest digest;
+        // The library as the build recorded it: SHA-256 (64 lower-case hex digits) and size in bytes.
+        String sha256;
+        long size;
         try {
-            digest = new Digest(NativeLibraryDigest.sha256(), NativeLibraryDigest.size());
+            sha256 = NativeLibraryDigest.sha256();
+            size = NativeLibraryDigest.size();
         } catch (LinkageError e) {
             whyNot.add("these classes were built without the library's digest (" + e + ")");
             return null;
         }
-        if (!isDigest(digest.sha256) || digest.size <= 0) {
-            whyNot.add("the recorded digest '" + digest.sha256 + "' (" + digest.size + " bytes) is no SHA-256 and size");
+        if (!isDigest(sha256) || size <= 0) {
+            whyNot.add("the recorded digest '" + sha256 + "' (" + size + " bytes) is no SHA-256 and size");
             return null;
         }
         Path dir = trustedFolder(configured, whyNot);
         if (dir == null) {
             return null;
         }
-        Path entry = dir.resolve(PREFIX + digest.sha256 + SUFFIX);
+        Path entry = dir.resolve(PREFIX + sha256 + SUFFIX);
         String written = null;
         try {
-            String problem = entryProblem(entry, digest.size);
+            String problem = entryProblem(entry, size);
             if (problem != null) {
                 if (problem != ABSENT) {
                     Files.deleteIfExists(entry); // the folder is this user's alone: what is in it may be removed
@@ -107,10 +99,10 @@ final class NativeLibraryCache {
                             + ")");
                     return null;
                 }
-                write(library, dir, entry, digest);
+                write(library, dir, entry, sha256, size);
                 written = problem == ABSENT ? "written now" : "written now, replacing an entry that failed the checks: " + problem;
                 prune(dir, entry);
-                problem = entryProblem(entry, digest.size);
+                problem = entryProblem(entry, size);
                 if (problem != null) {
                     whyNot.add(entry + " fails the checks just after it was written: " + (problem == ABSENT ? "it is gone" : problem));
                     return null;
@@ -152,16 +144,11 @@ final class NativeLibraryCache {
             }
             return p;
         }
-        String xdg = System.getenv("XDG_CACHE_HOME");
-        if (xdg != null && !xdg.isEmpty() && Paths.get(xdg).isAbsolute()) {
-            return Paths.get(xdg, "cuhandle", "lib");
+        Path folder = TrustedFolder.userCacheFolder("lib");
+        if (folder == null) {
+            whyNot.add("no cache folder: XDG_CACHE_HOME and user.home (" + System.getProperty("user.home", "") + ") name no absolute folder");
         }
-        Path home = Paths.get(System.getProperty("user.home", ""));
-        if (!home.isAbsolute()) {
-            whyNot.add("no cache folder: XDG_CACHE_HOME and user.home (" + home + ") name no absolute folder");
-            return null;
-        }
-        return home.resolve(".cache").resolve("cuhandle").resolve("lib");
+        return folder;
     }
 
     /** The folder as {@link TrustedFolder#check} resolved it, created (mode 0700) when missing; null with why when refused. */
@@ -238,21 +225,21 @@ final class NativeLibraryCache {
 
     /**
      * Copies {@code library} to a new temporary file in {@code dir} (created exclusively, mode 0600, written through
-     * the channel of that create), checks the size written against {@code digest}, and renames the file to
+     * the channel of that create), checks the size written against the recorded {@code size}, and renames the file to
      * {@code entry} (atomically: a concurrent start sees the whole copy or none; two starts that race both rename a
      * complete, identical copy). Nothing is left behind on failure.
      */
-    static void write(URL library, Path dir, Path entry, Digest digest) throws IOException {
-        Path temp = dir.resolve(PREFIX + digest.sha256 + "." + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + TEMP_SUFFIX);
+    static void write(URL library, Path dir, Path entry, String sha256, long size) throws IOException {
+        Path temp = dir.resolve(PREFIX + sha256 + "." + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + TEMP_SUFFIX);
         try {
-            long size;
+            long written;
             try (InputStream in = library.openStream();
                     FileChannel out = FileChannel.open(temp, EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
                             PosixFilePermissions.asFileAttribute(EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE)))) {
-                size = NativeLoader.writeInto(in, out);
+                written = NativeLoader.writeInto(in, out);
             }
-            if (size != digest.size) {
-                throw new IOException(library + " has " + size + " bytes, not the recorded " + digest.size + "; not cached");
+            if (written != size) {
+                throw new IOException(library + " has " + written + " bytes, not the recorded " + size + "; not cached");
             }
             Files.move(temp, entry, StandardCopyOption.ATOMIC_MOVE);
         } finally {

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -84,6 +85,21 @@ final class TrustedFolder {
             }
             return -1;
         }
+    }
+
+    /**
+     * cuhandle's per-user cache folder {@code name} (not yet checked): {@code $XDG_CACHE_HOME/cuhandle/name}, or
+     * {@code ~/.cache/cuhandle/name} where {@code XDG_CACHE_HOME} is unset or relative (ignored, as the XDG
+     * specification says); null when {@code user.home} is no absolute folder either. The compile cache and the
+     * library cache both live here; each caller says in its own way why it has none.
+     */
+    static Path userCacheFolder(String name) {
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        if (xdg != null && !xdg.isEmpty() && Paths.get(xdg).isAbsolute()) {
+            return Paths.get(xdg, "cuhandle", name);
+        }
+        Path home = Paths.get(System.getProperty("user.home", ""));
+        return home.isAbsolute() ? home.resolve(".cache").resolve("cuhandle").resolve(name) : null;
     }
 
     /** The outcome of {@link #check}: the resolved folder to use, or why there is none. */
