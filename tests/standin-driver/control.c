@@ -105,6 +105,7 @@ int control(int command, int arg, int *result) {
     case 60: *result = (int)__atomic_load_n(&g_file_loads, __ATOMIC_RELAXED); return SUCCESS;
     /* Identity, for Cuda.isStandIn(): "STAN"; a real driver refuses the attribute (INVALID_VALUE). */
     case 61: *result = 0x5354414E; return SUCCESS;
+    case 62: *result = g_init_thread == thread_id(); return SUCCESS;
     default: return INVALID_VALUE;
     }
 }

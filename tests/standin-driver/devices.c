@@ -65,6 +65,10 @@ EXPORT CUresult cuInit(unsigned int flags) {
     if (n <= 0) return NO_DEVICE;
     LOCK();
     if (!g_initialised) {
+        /* A real driver's first cuInit takes ~100 ms (docs/runs); this models it for cold-start runs. */
+        int ms = env_int("CUHANDLE_STANDIN_INIT_MS", 0);
+        if (ms > 0) sleep_until(now_ns() + (int64_t)ms * 1000000);
+        g_init_thread = thread_id();
         g_devices = n > MAX_DEVICES ? MAX_DEVICES : n;
         int sms = env_int("CUHANDLE_STANDIN_SMS", DEFAULT_SMS);
         g_sms = sms >= 1 && sms <= MAX_SMS ? sms : DEFAULT_SMS;
@@ -145,6 +149,9 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev) {
 Ctx *primary_retain(int dev) {
     Ctx *c = g_primary[dev];
     if (!c) {
+        /* A real driver's first retain (creating the context) takes ~100 ms; this models it. */
+        int ms = env_int("CUHANDLE_STANDIN_RETAIN_MS", 0);
+        if (ms > 0) sleep_until(now_ns() + (int64_t)ms * 1000000);
         c = g_primary[dev] = new_ctx(dev, 1);
     } else if (!c->active) { /* reactivated: same pointer, new id, as the real driver does */
         c->active = 1;

@@ -404,6 +404,7 @@ EXPORT CUresult cuStreamGetGreenCtx(CUstream hStream, void **phCtx);
 /* state.c */
 extern pthread_mutex_t G;
 extern int g_initialised, g_devices, g_sms;
+extern uint64_t g_init_thread; /* thread_id() of the thread whose cuInit initialised */
 extern uint64_t g_next_id;
 extern Ctx *g_primary[MAX_DEVICES];
 extern Vec g_contexts; /* every context ever created (never freed) */

@@ -9,6 +9,7 @@
 pthread_mutex_t G = PTHREAD_MUTEX_INITIALIZER;
 
 int g_initialised, g_devices;
+uint64_t g_init_thread;
 
 int g_sms = DEFAULT_SMS; /* SMs per device (CUHANDLE_STANDIN_SMS, read at cuInit) */
 
