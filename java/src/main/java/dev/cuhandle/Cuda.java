@@ -100,7 +100,7 @@ public final class Cuda {
      *     {@link CudaError#NO_DEVICE})
      */
     public static int deviceCount() {
-        Native.ensureLoaded();
+        DriverStart.ensureLoaded();
         return NativeApi.deviceCount();
     }
 
@@ -113,7 +113,7 @@ public final class Cuda {
      *     library or the driver cannot be loaded
      */
     public static Device device(int ordinal) {
-        Native.ensureLoaded();
+        DriverStart.ensureLoaded();
         // get and putIfAbsent, not computeIfAbsent with a lambda: this runs in the first Handle.create (see SELECTED).
         Device known = DEVICES.get(ordinal);
         if (known != null) {

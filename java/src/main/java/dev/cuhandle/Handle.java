@@ -106,7 +106,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      *     ({@link CudaError#INVALID_DEVICE}), or the current context is unusable
      */
     public static Handle create() {
-        Native.ensureLoaded();
+        DriverStart.ensureLoaded();
         return Handle.of(NativeApi.handleCreateCurrent(Cuda.getDevice()));
     }
 
@@ -120,7 +120,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      *     cannot be loaded, initialised or fails
      */
     public static Handle create(int device) {
-        Native.ensureLoaded();
+        DriverStart.ensureLoaded();
         return Handle.of(NativeApi.handleCreateDevice(device));
     }
 

@@ -24,6 +24,7 @@ final class Native {
             long t0 = System.nanoTime();
             String driverPath = System.getProperty(DRIVER_PROPERTY);
             configureFirst(loaded, driverPath);
+            DriverStart.startIfWanted(); // the driver initialises meanwhile, if the first call needs it
             NativeApi.configureNvrtc(System.getProperty(NVRTC_PROPERTY));
             MemoryConfiguration.configure();
             LogLevelSetup.startFor(driverPath);

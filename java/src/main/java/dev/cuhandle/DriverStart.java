@@ -1,0 +1,65 @@
+package dev.cuhandle;
+
+/**
+ * Starts the driver's initialisation (loading libcuda, {@code cuInit}) on a thread of its own when the
+ * process's first use of cuhandle needs an initialised driver ({@link Handle#create()},
+ * {@link Cuda#deviceCount()}, ...), as soon as libcuhandle is loaded and configured. The caller's thread
+ * finishes configuring the library meanwhile and then waits for the same initialisation in its own
+ * native call (the driver is initialised once per process, whichever thread comes first; every other
+ * waits for it), so the first {@code Handle.create} no longer pays configuring and initialising one
+ * after the other (issue 35's cold start).
+ *
+ * <p>A use that needs no driver ({@link Cuda#driverVersion()}, run-time compilation, the environment
+ * report's first lines) starts nothing: cuhandle never initialises the driver unless a call asked for
+ * it. A failure of the initialisation is kept by the native library and thrown by the call that needs
+ * the driver, as before; this thread drops it. Not a daemon: a JVM that exits right after a failed
+ * first call waits for {@code cuInit} to return instead of unloading the driver under it. A named
+ * class rather than a lambda: the first lambda costs a fresh JVM milliseconds of {@code
+ * java.lang.invoke} set-up.
+ */
+final class DriverStart extends Thread {
+    /** Set by a first call that needs an initialised driver, before it loads the library. */
+    private static volatile boolean wanted;
+
+    private DriverStart() {
+        super("cuhandle-driver-start");
+        setDaemon(false);
+    }
+
+    /**
+     * {@link Native#ensureLoaded()} for a call that needs an initialised driver: if this call loads the library,
+     * the driver's initialisation starts as soon as the library is configured. (Here and not in {@code Native}: a
+     * static method of {@code Native} would load the library before its first line could ask for this.)
+     */
+    static void ensureLoaded() {
+        if (!wanted) {
+            wanted = true;
+        }
+        Native.ensureLoaded();
+    }
+
+    /**
+     * Called once, by the library's configuration, right after the first native call: starts the thread
+     * if a call asked for it. Where no thread can be started (a restrictive environment), nothing starts:
+     * the first call initialises the driver itself, as without this class.
+     */
+    static void startIfWanted() {
+        if (!wanted) {
+            return;
+        }
+        try {
+            new DriverStart().start();
+        } catch (RuntimeException | OutOfMemoryError noThread) {
+            // The caller's own native call initialises the driver.
+        }
+    }
+
+    @Override
+    public void run() {
+        try {
+            NativeApi.initialise();
+        } catch (Throwable e) {
+            // Kept by the native library; the call that needs the driver throws it with its own stack trace.
+        }
+    }
+}
