@@ -12,8 +12,9 @@ import java.lang.management.ManagementFactory;
  *       {@code system_load}, {@code configure});</li>
  *   <li>{@code steps}: the same work one step at a time, each a row: {@code extract}, {@code system_load},
  *       {@code configure} (loading libcuhandle; System.Logger is set up on a background thread since the loader stopped waiting for it), {@code driver_load} (loading libcuda, no cuInit),
- *       {@code cuinit} ({@code Cuda.deviceCount()}), {@code retain} ({@code Handle.create(0)}: primary
- *       context retain and stream), {@code blas_first_call} (the first {@code Blas.sscal} and synchronize:
+ *       {@code cuinit} ({@code Cuda.deviceCount()}), {@code retain} (the first {@code Handle.create(0)}: the
+ *       Handle class, the primary context's retain and the handle; also as its parts {@code handle_class},
+ *       {@code retain_driver}, the driver's retain alone, and {@code handle_create}, the create that follows), {@code blas_first_call} (the first {@code Blas.sscal} and synchronize:
  *       loading the BLAS kernel image, first launch), {@code blas_second_call}.</li>
  * </ul>
  * Both modes also print {@code jvm_start_to_main} (from the JVM's start time, millisecond resolution).
@@ -82,9 +83,25 @@ public final class ColdStartBenchmark {
         if (count == 0 || version == 0) {
             throw new CudaException(CudaError.NO_DEVICE.code(), "cold start", "the driver (version " + version + ") reports no device");
         }
+        // retain is the three parts below together: the Handle class (loading and verifying it and what its
+        // verification loads), the driver's first cuDevicePrimaryCtxRetain alone (C's retain) and the first
+        // Handle.create(0) with the primary context already active (cuhandle's own share).
+        long t = System.nanoTime();
+        t0 = t;
+        Class<?> handleClass = Handle.class;
+        try {
+            Class.forName(handleClass.getName(), true, handleClass.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new AssertionError(e);
+        }
+        row("handle_class", msSince(t0));
+        t0 = System.nanoTime();
+        NativeTestApi.retainPrimary(0);
+        row("retain_driver", msSince(t0));
         t0 = System.nanoTime();
         try (Handle h = Handle.create(0)) {
-            row("retain", msSince(t0));
+            row("handle_create", msSince(t0));
+            row("retain", msSince(t));
             try (DeviceBuffer x = h.allocate(4096)) {
                 t0 = System.nanoTime();
                 Blas.sscal(h, 1024, 2f, x, 1);
@@ -95,6 +112,8 @@ public final class ColdStartBenchmark {
                 h.synchronize();
                 row("blas_second_call", msSince(t0));
             }
+        } finally {
+            NativeTestApi.releasePrimary(0);
         }
     }
 }
