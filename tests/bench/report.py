@@ -284,6 +284,15 @@ def activation_summary(d, out):
                  f"share is the difference, {share:.1f} ns at the medians; goal at most "
                  f"{ACTIVATION_SHARE_GOAL_NS:.0f} ns: {verdict(share <= ACTIVATION_SHARE_GOAL_NS)}.")
     out.append(line)
+    enter_exit = d.spread("cuhandle", "handle", "handle_enter_exit")
+    without = d.spread("cuhandle", "handle", "activation_overhead_without_enter_exit")
+    if floor is not None and enter_exit is not None and without is not None:
+        out.append("")
+        out.append(f"Where the share goes (same JVMs, per-round differences): the Java handle's enter and exit around "
+                   f"the native call (rules H6 and L2: a call in flight keeps `close()` from freeing; two atomic "
+                   f"updates) take median {enter_exit[0]:.1f} ns, spread {enter_exit[1]:.1f}-{enter_exit[2]:.1f} ns; "
+                   f"the same native call without them is {without[0]:.1f} ns over the bare call, "
+                   f"{without[0] - floor[0]:.1f} ns over the driver's calls at the medians.")
     create = d.spread("cuhandle", "handle", "create_close")
     if create is not None:
         out.append("")
@@ -292,8 +301,8 @@ def activation_summary(d, out):
                    f"at the median: {verdict(create[0] <= CREATE_CLOSE_GOAL_US)}.")
 
 
-COLD_STEPS = ["extract", "system_load", "configure", "driver_load", "cuinit", "retain", "blas_first_call",
-              "blas_second_call", "jvm_start_to_main"]
+COLD_STEPS = ["extract", "system_load", "configure", "driver_load", "cuinit", "retain", "handle_class", "retain_driver",
+              "handle_create", "blas_first_call", "blas_second_call", "jvm_start_to_main"]
 
 
 def cold_section(d, out):
@@ -318,7 +327,8 @@ def cold_section(d, out):
         line(f"cuhandle step: {step.replace('_', ' ')}", d.spread("cuhandle", "cold", step))
     out.append("")
     out.append("Steps: `ColdStartBenchmark steps` does the work of the first `Handle.create(0)` one call at a time "
-               "(load libcuhandle = extract + System.load + configure, load libcuda, cuInit, retain; then the first "
+               "(load libcuhandle = extract + System.load + configure, load libcuda, cuInit, retain = handle class + "
+               "the driver's retain alone + the create after it; then the first "
                "BLAS call, which loads the BLAS kernel image); the loader's steps and the JVM start are also recorded "
                "in the `whole` runs, hence more runs.")
     if c and whole:
@@ -326,6 +336,18 @@ def cold_section(d, out):
         out.append("")
         out.append(f"First `Handle.create(0)` minus C's cuInit + retain (medians): {over:.1f} ms; "
                    f"goal {verdict(over <= COLD_GOAL_MS)}.")
+        paired = cold_differences(d)
+        if paired:
+            out.append(f"The same, run by run (each Java process against the C process just before it): median "
+                       f"{statistics.median(paired):.1f} ms, spread {min(paired):.1f} to {max(paired):.1f} ms over "
+                       f"{len(paired)} runs.")
+
+
+def cold_differences(d):
+    """First Handle.create minus C's cuInit + retain of the same run number (the C process ran just before)."""
+    c = {n: v for impl, group, name, n, v, _u in d.rows if (impl, group, name) == ("c", "cold", "cuinit_plus_retain")}
+    java = {n: v for impl, group, name, n, v, _u in d.rows if (impl, group, name) == ("cuhandle", "cold", "first_handle_create")}
+    return [java[n] - c[n] for n in sorted(java) if n in c]
 
 
 def size_label(n):

@@ -35,6 +35,8 @@ def synthetic(folder):
     for run, v in enumerate([50, 60, 55, 70, 52], 1):
         extra.append(f"cuhandle,handle,activation_overhead,{run},{v},ns")
         extra.append(f"cuhandle,handle,bare_jni_call,{run},10,ns")
+        extra.append(f"cuhandle,handle,handle_enter_exit,{run},{11 + run},ns")
+        extra.append(f"cuhandle,handle,activation_overhead_without_enter_exit,{run},{50 + run},ns")
         extra.append(f"cuhandle,handle,create_close,{run},{0.8 + run * 0.1:.1f},us")
     for run, v in enumerate([45, 46, 44, 47, 45], 1):
         extra.append(f"c,handle,activation_driver_floor,{run},{v},ns")
@@ -112,9 +114,12 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(self.line("| 4 | 1.200 M"), "| 4 | 1.200 M | 1.000 M | 0.610 M | 1.20 | met |")
 
     def test_spread_over_runs(self):
-        self.assertEqual(self.line("| activation overhead"), "| activation overhead (ns) | 55.0 | 50.0 | 70.0 | 5 |")
+        self.assertEqual(self.line("| activation overhead (ns)"), "| activation overhead (ns) | 55.0 | 50.0 | 70.0 | 5 |")
         self.assertIn("First `Handle.create(0)` minus C's cuInit + retain (medians): 40.0 ms; goal **missed**.", self.md)
         self.assertIn("at most C's cuInit + retain + 20 ms", self.md)
+        # runs 1..3: 241-201, 242-202, 243-203
+        self.assertIn("The same, run by run (each Java process against the C process just before it): median 40.0 ms,"
+                      " spread 40.0 to 40.0 ms over 3 runs.", self.md)
 
     def test_activation_against_the_driver_floor(self):
         self.assertEqual(self.line("| activation driver floor (C)"), "| activation driver floor (C) (ns) | 45.0 | 44.0 | 47.0 | 5 |")
@@ -122,6 +127,11 @@ class ReportTest(unittest.TestCase):
         self.assertIn("median 55.0 ns, spread 50.0-70.0 ns over 5 JVMs; goal at most 60 ns in every JVM: **missed**", summary)
         self.assertIn("median 45.0 ns, spread 44.0-47.0 ns; cuhandle's own share is the difference, 10.0 ns at the medians;"
                       " goal at most 20 ns: met.", summary)
+
+    def test_enter_exit_share(self):
+        where = self.line("Where the share goes")
+        self.assertIn("take median 14.0 ns, spread 12.0-16.0 ns; the same native call without them is 53.0 ns over the bare"
+                      " call, 8.0 ns over the driver's calls at the medians.", where)
 
     def test_create_close_goal(self):
         # medians of 0.9, 1.0, 1.1, 1.2, 1.3 us: 1.1 is over issue 35's 1.0 us

@@ -35,6 +35,25 @@ public final class NativeTestApi {
      */
     public static native long withoutEnv(int mode);
 
+    /**
+     * The native pointer of an open handle, for {@link #handleStream(long)}: the caller keeps the handle open
+     * for as long as it uses the pointer.
+     */
+    public static long pointerOf(Handle h) {
+        long pointer = h.enter();
+        h.exit();
+        return pointer;
+    }
+
+    /**
+     * {@link Handle#stream()}'s native call without the handle's enter and exit (rules H6 and L2: a call in
+     * flight keeps {@code close()} from freeing), so that HandleBenchmark can time that protocol's price in the
+     * same JVM as the call that pays it.
+     */
+    public static long handleStream(long pointer) {
+        return NativeApi.handleStream(pointer);
+    }
+
     /** cuCtxCreate: the new context is pushed and current on this thread. */
     public static native long createContext(int device);
 

@@ -73,7 +73,8 @@ public final class HandleBenchmark {
             // call and the bare call it is set against alike.
             long user = NativeTestApi.createContext(0); // another context: switch + restore
             NativeTestApi.setCurrent(0);
-            double[][] ns = new double[5][ROUNDS];
+            long pointer = NativeTestApi.pointerOf(keepAlive); // open until the end of this block
+            double[][] ns = new double[6][ROUNDS];
             for (int round = -2; round < ROUNDS; round++) { // two warm-up rounds
                 double bare = nsPerCall(ROUND_CALLS, () -> NativeTestApi.withoutEnv(0));
                 double bareWithEnv = nsPerCall(ROUND_CALLS, () -> NativeTestApi.noop(1));
@@ -82,6 +83,7 @@ public final class HandleBenchmark {
                 double alreadyCurrent = nsPerCall(ROUND_CALLS, keepAlive::stream);
                 NativeTestApi.setCurrent(user);
                 double otherCurrent = nsPerCall(ROUND_CALLS, keepAlive::stream);
+                double otherCurrentWithoutEnter = nsPerCall(ROUND_CALLS, () -> NativeTestApi.handleStream(pointer));
                 NativeTestApi.setCurrent(0);
                 if (round >= 0) {
                     ns[0][round] = bare;
@@ -89,15 +91,20 @@ public final class HandleBenchmark {
                     ns[2][round] = noneCurrent;
                     ns[3][round] = otherCurrent;
                     ns[4][round] = bareWithEnv;
+                    ns[5][round] = otherCurrentWithoutEnter;
                 }
             }
             NativeTestApi.destroyContext(user);
             NativeTestApi.setCurrent(0);
             double[] overhead = new double[ROUNDS];
             double[] overheadNone = new double[ROUNDS];
+            double[] enterExit = new double[ROUNDS];
+            double[] overheadWithoutEnter = new double[ROUNDS];
             for (int round = 0; round < ROUNDS; round++) {
                 overhead[round] = ns[3][round] - ns[0][round];
                 overheadNone[round] = ns[2][round] - ns[0][round];
+                enterExit[round] = ns[3][round] - ns[5][round];
+                overheadWithoutEnter[round] = ns[5][round] - ns[0][round];
             }
             double bare = median(ns[0]);
             double alreadyCurrent = median(ns[1]);
@@ -110,6 +117,10 @@ public final class HandleBenchmark {
             row("call_other_context_current", run, otherCurrent, "ns");
             row("activation_overhead", run, median(overhead), "ns");
             row("activation_overhead_no_context_current", run, median(overheadNone), "ns");
+            // The same call without the Java handle's enter/exit (H6, L2), and so that protocol's own price.
+            row("call_other_context_current_without_enter_exit", run, median(ns[5]), "ns");
+            row("handle_enter_exit", run, median(enterExit), "ns");
+            row("activation_overhead_without_enter_exit", run, median(overheadWithoutEnter), "ns");
         }
     }
 }
