@@ -253,7 +253,9 @@ def mega(v):
 
 def handle_section(d, out):
     out.append("")
-    out.append("### Handle costs, 5 fresh JVMs (median / min / max of the per-JVM medians)")
+    jvms = d.spread("cuhandle", "handle", "create_close")
+    count = f"{jvms[3]} fresh JVMs" if jvms else "fresh JVMs"
+    out.append(f"### Handle costs, {count} (median / min / max of the per-JVM medians)")
     out.append("")
     header(out, "what", "median", "min", "max", "runs")
     units = {}
