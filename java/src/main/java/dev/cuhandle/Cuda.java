@@ -34,6 +34,11 @@ public final class Cuda {
 
     private Cuda() {}
 
+    /** Initialises this class (the device cache) ahead of a process's first handle; see {@code NativeObject.initialise()}. */
+    static void initialise() {
+        // The call itself initialises the class; nothing else to do.
+    }
+
     /**
      * Whether CUDA can be used: the native library and the driver load, and at least one device exists. Never
      * throws.

@@ -107,6 +107,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      */
     public static Handle create() {
         DriverStart.ensureLoaded();
+        NativeObject.initialise(); // as in create(int)
         return Handle.of(NativeApi.handleCreateCurrent(Cuda.getDevice()));
     }
 
@@ -121,6 +122,10 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      */
     public static Handle create(int device) {
         DriverStart.ensureLoaded();
+        // What Handle.of initialises after the native call, initialised first: on a process's first create the
+        // driver is initialising on DriverStart's thread meanwhile, so the caller does this while it would wait.
+        NativeObject.initialise();
+        Cuda.initialise();
         return Handle.of(NativeApi.handleCreateDevice(device));
     }
 

@@ -31,6 +31,15 @@ final class NativeObject implements Runnable {
         }
     });
 
+    /**
+     * Initialises this class (the cleaner and its thread) ahead of the first native object: a process's first
+     * {@code Handle.create} calls it before its native call, while the driver initialises on {@link DriverStart}'s
+     * thread, instead of after it (issue 35's cold start). Later calls return at once.
+     */
+    static void initialise() {
+        // The call itself initialises the class; nothing else to do.
+    }
+
     private final Lifetime lifetime = new Lifetime();
     private final String what;
     private final LongConsumer free;
