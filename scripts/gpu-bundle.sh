@@ -42,10 +42,25 @@ cp tests/handles-proof/*.cu "$out/handles-proof/"
 jlink="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}/bin/jlink"
 "$jlink" --add-modules java.base,java.logging,java.management,jdk.management,jdk.unsupported,java.xml \
   --strip-debug --no-man-pages --no-header-files --compress=2 --output "$out/jre"
+# The class-data sharing archives every JDK ships (the JVM maps the JDK classes a start needs from them
+# instead of reading them out of the module image): made on the GPU host by the first run, since carrying
+# them would add 22 MB to the bundle. classes.jsa serves heaps small enough for compressed object pointers,
+# classes_nocoops.jsa larger ones (the default heap of a host with 128 GiB). Without them the bundle's JVM
+# starts every JDK class from the compressed image, unlike the JDKs users run: the first Handle.create
+# measured several ms slower that way (docs/performance.md).
+cat > "$out/prepare-jre" <<'RUN'
+#!/bin/sh
+here=$(cd "$(dirname "$0")" && pwd)
+server="$here/jre/lib/server"
+[ -f "$server/classes.jsa" ] || "$here/jre/bin/java" -Xmx1g -XX:+UseCompressedOops -Xshare:dump >/dev/null 2>&1
+[ -f "$server/classes_nocoops.jsa" ] || "$here/jre/bin/java" -XX:-UseCompressedOops -Xshare:dump >/dev/null 2>&1
+exit 0
+RUN
 cat > "$out/run-tests" <<'RUN'
 #!/bin/sh
 # The GPU test suite; GPU tests fail (not skip) without a GPU. Extra arguments go to the JVM.
 here=$(cd "$(dirname "$0")" && pwd)
+"$here/prepare-jre"
 cp="$here/app/test-classes:$here/app/cuhandle.jar" # test classes first: their native library has the test-only entry points
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
 exec "$here/jre/bin/java" -Dcuhandle.requireGpu=true "$@" -jar "$here/junit-console.jar" execute \
@@ -55,6 +70,7 @@ cat > "$out/run-main" <<'RUN'
 #!/bin/sh
 # The environment report and self-test (java -jar cuhandle.jar).
 here=$(cd "$(dirname "$0")" && pwd)
+"$here/prepare-jre"
 exec "$here/jre/bin/java" "$@" -jar "$here/app/cuhandle.jar"
 RUN
 cat > "$out/run-class" <<'RUN'
@@ -62,6 +78,7 @@ cat > "$out/run-class" <<'RUN'
 # Runs a main class from the test JAR (benchmarks): run-class dev.cuhandle.SomeBenchmark args...
 # JVM options go in RUN_CLASS_JAVA_OPTS (for example -XX:+UseZGC).
 here=$(cd "$(dirname "$0")" && pwd)
+"$here/prepare-jre"
 cls=$1; shift
 cp="$here/app/test-classes:$here/app/cuhandle.jar" # test classes first: their native library has the test-only entry points
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
@@ -73,10 +90,11 @@ cat > "$out/run-soak" <<'RUN'
 # (dev.cuhandle.SoakMain; exit code 0 = pass). JVM options go in SOAK_JAVA_OPTS (default -Xms64m -Xmx4g:
 # a small minimum heap so that the heap shrinks back after the final GCs and RSS compares fairly).
 here=$(cd "$(dirname "$0")" && pwd)
+"$here/prepare-jre"
 cp="$here/app/test-classes:$here/app/cuhandle.jar" # test classes first: their native library has the test-only entry points
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && cp="$cp:$j"; done
 exec "$here/jre/bin/java" ${SOAK_JAVA_OPTS:--Xms64m -Xmx4g} -cp "$cp" dev.cuhandle.SoakMain "$@"
 RUN
-chmod +x "$out"/run-*
+chmod +x "$out"/run-* "$out/prepare-jre"
 echo "GPU bundle ready: $out ($(du -sh "$out" | cut -f1)); on the GPU host run $out/run-tests,"
 echo "or the soak: $out/run-soak --threads 16 --minutes 10 --csv soak.csv"

@@ -8,6 +8,7 @@
 here=$(cd "$(dirname "$0")" && pwd)
 other=$(cd "${1:?usage: run-ab OTHER_APP [TURNS] [CLASS ARGS...]}" && pwd)
 turns=${2:-3}
+[ -x "$here/prepare-jre" ] && "$here/prepare-jre"
 [ $# -ge 2 ] && shift 2 || shift 1
 libs=""
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && libs="$libs:$j"; done

@@ -6,6 +6,7 @@
 # Usage, from a GPU bundle: bench/cold_start_ab.sh RUNS JAR... (JARs relative to the bundle's app/).
 here=$(cd "$(dirname "$0")/.." && pwd)
 runs=$1; shift
+[ -x "$here/prepare-jre" ] && "$here/prepare-jre"
 cd "$here/bench" && nvcc -O2 cold_start.c -o cold_start -lcuda >/dev/null 2>&1 || { echo "# cold_start.c did not build"; exit 1; }
 libs=""
 for j in "$here"/lib/*.jar; do [ -f "$j" ] && libs="$libs:$j"; done
