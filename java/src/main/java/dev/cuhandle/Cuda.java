@@ -34,7 +34,7 @@ public final class Cuda {
 
     private Cuda() {}
 
-    /** Initialises this class (the device cache) ahead of a process's first handle; see {@code NativeObject.initialise()}. */
+    /** Initialises this class (its empty device cache) ahead of a process's first handle; see {@code NativeObject.initialise()}. */
     static void initialise() {
         // The call itself initialises the class; nothing else to do.
     }

@@ -107,7 +107,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      */
     public static Handle create() {
         DriverStart.ensureLoaded();
-        NativeObject.initialise(); // as in create(int)
+        NativeObject.initialise(); // as in create(int); Cuda is initialised by getDevice()
         return Handle.of(NativeApi.handleCreateCurrent(Cuda.getDevice()));
     }
 
@@ -122,8 +122,10 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      */
     public static Handle create(int device) {
         DriverStart.ensureLoaded();
-        // What Handle.of initialises after the native call, initialised first: on a process's first create the
-        // driver is initialising on DriverStart's thread meanwhile, so the caller does this while it would wait.
+        // Classes Handle.of initialised after the native call (the cleaner and its thread, Cuda's empty device
+        // cache), initialised first: on a process's first create the driver is initialising on DriverStart's
+        // thread meanwhile, so the caller does this while it would wait. The device's properties are still read
+        // after the native call, which needs the driver.
         NativeObject.initialise();
         Cuda.initialise();
         return Handle.of(NativeApi.handleCreateDevice(device));

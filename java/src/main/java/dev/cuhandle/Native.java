@@ -24,11 +24,13 @@ final class Native {
             long t0 = System.nanoTime();
             String driverPath = System.getProperty(DRIVER_PROPERTY);
             configureFirst(loaded, driverPath);
-            DriverStart.startIfWanted(); // the driver initialises meanwhile, if the first call needs it
             NativeApi.configureNvrtc(System.getProperty(NVRTC_PROPERTY));
             MemoryConfiguration.configure();
             LogLevelSetup.startFor(driverPath);
             configureNanos = System.nanoTime() - t0;
+            // Last, so that a library whose configuration failed initialises no driver: if the first call needs it,
+            // the driver initialises while that call sets up its classes.
+            DriverStart.startIfWanted();
         } catch (CudaException e) {
             failure = e;
         } catch (IllegalCallerException e) {
