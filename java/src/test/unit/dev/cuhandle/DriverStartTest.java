@@ -43,14 +43,18 @@ class DriverStartTest {
         throw new AssertionError("in three processes the caller of the first Handle.create initialised the driver itself:\n" + outputs);
     }
 
+    /** With the stand-in's first {@code cuInit} taking 500 ms, a start thread begun by mistake would still be alive. */
     @Test
     void aFirstCallThatNeedsNoInitialisedDriverStartsNothing(@TempDir Path dir) throws Exception {
-        ChildJvm child = ChildJvm.run(dir, DriverStartMain.class, STAND_IN, "version-first");
+        ChildJvm child = ChildJvm.run(dir, Map.of("CUHANDLE_STANDIN_INIT_MS", "500"), DriverStartMain.class, STAND_IN, "version-first");
         assertEquals(0, child.exitCode, child.output);
         assertContains(child.output, "start thread after driverVersion: false", "devices: ", "caller initialised: 1");
     }
 
-    /** A failed cuInit on the start thread is thrown by the call that needs the driver, and the JVM still exits. */
+    /**
+     * A failed {@code cuInit} reaches the first {@code Handle.create} as before (whichever thread made it: the
+     * start thread usually does), and the JVM, with the start thread not a daemon, still exits.
+     */
     @Test
     void aFailedInitialisationIsThrownByTheFirstHandleCreate(@TempDir Path dir) throws Exception {
         ChildJvm child = ChildJvm.run(dir, Map.of("CUHANDLE_STANDIN_DEVICES", "0"), DriverStartMain.class, STAND_IN, "create");

@@ -68,7 +68,7 @@ public final class HandleBenchmark {
             // as Handle.stream() is (entry_without_env!: no jni attach guard), so that the difference is
             // the activation alone; the no-op through entry! (with the guard, which the calls that need a
             // JNIEnv pay) is timed too, as bare_jni_call_with_env.
-            // The four take turns round by round and each overhead is the median of its per-round
+            // The six take turns round by round and each overhead is the median of its per-round
             // differences, so drift of the host's speed over seconds (docs/measurements.md) hits a
             // call and the bare call it is set against alike.
             long user = NativeTestApi.createContext(0); // another context: switch + restore
