@@ -22,6 +22,7 @@ what=${1:-all}
 case "$what" in -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
 case "$what" in tests|bench|proof|all) ;; *) echo "usage: run-all [tests|bench|proof|all]" >&2; exit 2 ;; esac
 mkdir -p "$out"
+[ -x "$here/prepare-jre" ] && "$here/prepare-jre" # the JRE's class-data sharing archives, before any timed JVM
 nvidia-smi -L 2>&1 | tee "$out/main.log"
 "$here/run-main" >>"$out/main.log" 2>&1; echo "run-main exit $?" >>"$out/main.log"
 if [ "$what" = tests ] || [ "$what" = all ]; then

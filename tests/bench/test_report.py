@@ -46,7 +46,7 @@ def synthetic(folder):
         extra.append(f"c,cold,cuinit,{run},100,ms")
         extra.append(f"c,cold,retain,{run},{100 + run},ms")
         extra.append(f"c,cold,cuinit_plus_retain,{run},{200 + run},ms")
-        extra.append(f"cuhandle,cold,first_handle_create,{run},{240 + run},ms")
+        extra.append(f"cuhandle,cold,first_handle_create,{run},{(240, 250, 245)[run - 1]},ms")
         extra.append(f"cuhandle,cold,extract,{run},5,ms")
     for n, ours_up in ((64 << 10, 5.0), (64 << 20, 25.0)):
         for rnd in (1, 2, 3):  # medians over repeated rows
@@ -115,11 +115,11 @@ class ReportTest(unittest.TestCase):
 
     def test_spread_over_runs(self):
         self.assertEqual(self.line("| activation overhead (ns)"), "| activation overhead (ns) | 55.0 | 50.0 | 70.0 | 5 |")
-        self.assertIn("First `Handle.create(0)` minus C's cuInit + retain (medians): 40.0 ms; goal **missed**.", self.md)
+        # medians 245 - 202 = 43; run by run 240-201, 250-202, 245-203 = 39, 48, 42: median 42
+        self.assertIn("First `Handle.create(0)` minus C's cuInit + retain (medians): 43.0 ms; goal **missed**.", self.md)
         self.assertIn("at most C's cuInit + retain + 20 ms", self.md)
-        # runs 1..3: 241-201, 242-202, 243-203
-        self.assertIn("The same, run by run (each Java process against the C process just before it): median 40.0 ms,"
-                      " spread 40.0 to 40.0 ms over 3 runs.", self.md)
+        self.assertIn("The same, run by run (each Java process against the C process just before it): median 42.0 ms,"
+                      " spread 39.0 to 48.0 ms over 3 runs.", self.md)
 
     def test_activation_against_the_driver_floor(self):
         self.assertEqual(self.line("| activation driver floor (C)"), "| activation driver floor (C) (ns) | 45.0 | 44.0 | 47.0 | 5 |")
