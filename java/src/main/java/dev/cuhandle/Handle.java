@@ -106,8 +106,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      *     ({@link CudaError#INVALID_DEVICE}), or the current context is unusable
      */
     public static Handle create() {
-        DriverStart.ensureLoaded();
-        NativeObject.initialise(); // as in create(int); Cuda is initialised by getDevice()
+        loadForCreate();
         return Handle.of(NativeApi.handleCreateCurrent(Cuda.getDevice()));
     }
 
@@ -121,14 +120,21 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      *     cannot be loaded, initialised or fails
      */
     public static Handle create(int device) {
+        loadForCreate();
+        return Handle.of(NativeApi.handleCreateDevice(device));
+    }
+
+    /**
+     * The library, for a create that retains or binds a context (the driver's initialisation starts on
+     * {@link DriverStart}'s thread when this loads it), and the classes {@link #of} initialised after the native
+     * call (the cleaner and its thread, Cuda's empty device cache), initialised first: on a process's first create
+     * the caller does this while the driver initialises, where it would wait. The device's properties are still
+     * read after the native call, which needs the driver.
+     */
+    private static void loadForCreate() {
         DriverStart.ensureLoaded();
-        // Classes Handle.of initialised after the native call (the cleaner and its thread, Cuda's empty device
-        // cache), initialised first: on a process's first create the driver is initialising on DriverStart's
-        // thread meanwhile, so the caller does this while it would wait. The device's properties are still read
-        // after the native call, which needs the driver.
         NativeObject.initialise();
         Cuda.initialise();
-        return Handle.of(NativeApi.handleCreateDevice(device));
     }
 
     /**
