@@ -24,6 +24,15 @@ public final class Event extends NativeResource implements AutoCloseable {
     }
 
     /**
+     * Enters the event for a call made with {@code handle} ({@link Capture#enterFor}). Here, not at the caller, so that
+     * verifying {@link Handle#waitFor} passes no Event where a NativeResource is expected: that check would make a
+     * process's first {@code Handle.create} load this class (issue 35's cold start).
+     */
+    long enterFor(Handle handle) {
+        return Capture.enterFor(handle, this);
+    }
+
+    /**
      * Records the event on {@code handle}'s current stream ({@code cuEventRecord}): it completes when the
      * work queued there before it is done. Returns without waiting.
      *

@@ -43,32 +43,43 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     /** One stream switch, or a capture's start ({@link Capture}), at a time; taken before entering, so that a waiting thread holds no call open. */
     final Object streamSwitch = new Object();
 
+    /** Releases a native handle: the cleaner's action. */
+    private static final LongConsumer DESTROY = new NativeCall(NativeCall.DESTROY);
+    /** {@link #validate()}'s native call. */
+    private static final LongConsumer VALIDATE = new NativeCall(NativeCall.VALIDATE);
+    /** {@link #synchronize()}'s native call (often a process's first wait). */
+    private static final LongConsumer SYNCHRONIZE = new NativeCall(NativeCall.SYNCHRONIZE);
+
     /**
-     * Releases a native handle. A class, not {@code NativeApi::handleDestroy}: the first method reference of a JVM
-     * costs milliseconds of {@code java.lang.invoke} set-up, and this runs in the first {@code Handle.create} (issue 35).
+     * The native calls above as {@link LongConsumer}s. A class, not {@code NativeApi::handleDestroy} and the like: the
+     * first method reference of a JVM costs milliseconds of {@code java.lang.invoke} set-up, and this runs in the first
+     * {@code Handle.create} (issue 35). One class for the three, not an anonymous class each: a fresh JVM loads every
+     * class it initialises here, a fraction of a millisecond each.
      */
-    private static final LongConsumer DESTROY = new LongConsumer() {
-        @Override
-        public void accept(long pointer) {
-            NativeApi.handleDestroy(pointer);
-        }
-    };
+    private static final class NativeCall implements LongConsumer {
+        static final int DESTROY = 0;
+        static final int VALIDATE = 1;
+        static final int SYNCHRONIZE = 2;
+        private final int call;
 
-    /** {@link #validate()}'s native call, as a class for the same reason as {@link #DESTROY}. */
-    private static final LongConsumer VALIDATE = new LongConsumer() {
+        NativeCall(int call) {
+            this.call = call;
+        }
+
         @Override
         public void accept(long handle) {
-            NativeApi.handleValidate(handle);
+            switch (call) {
+                case DESTROY:
+                    NativeApi.handleDestroy(handle);
+                    break;
+                case VALIDATE:
+                    NativeApi.handleValidate(handle);
+                    break;
+                default:
+                    NativeApi.handleSynchronize(handle);
+            }
         }
-    };
-
-    /** {@link #synchronize()}'s native call, as a class for the same reason as {@link #DESTROY}: often a process's first wait. */
-    private static final LongConsumer SYNCHRONIZE = new LongConsumer() {
-        @Override
-        public void accept(long handle) {
-            NativeApi.handleSynchronize(handle);
-        }
-    };
+    }
 
     private Handle(long[] created, Device device) {
         super(created[0], "Handle", DESTROY);
@@ -642,7 +653,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
         Objects.requireNonNull(event, "event");
         long h = enter();
         try {
-            long e = Capture.enterFor(this, event);
+            long e = event.enterFor(this);
             try {
                 NativeApi.handleWaitEvent(h, e);
             } finally {

@@ -98,8 +98,13 @@ abstract class HandleMemory extends NativeResource {
         }
     }
 
-    /** {@code resource}, noted if the handle tracks what it makes. */
-    final <T extends NativeResource & AutoCloseable> T track(T resource) {
+    /**
+     * {@code resource} (a {@link NativeResource}), noted if the handle tracks what it makes. Bounded by the interface
+     * only: the verifier loads a class to check an argument against a parameter of a class type, but not against one
+     * of an interface type, so verifying {@code Handle} no longer loads DeviceBuffer, HostBuffer, Event and Graph in a
+     * process's first {@code Handle.create} (issue 35's cold start). {@link TrackedResources#add} checks the type.
+     */
+    final <T extends AutoCloseable> T track(T resource) {
         TrackedResources t = tracked;
         return t == null ? resource : t.add(resource);
     }

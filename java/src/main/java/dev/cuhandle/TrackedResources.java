@@ -15,13 +15,19 @@ final class TrackedResources {
     private final List<NativeResource> made = new ArrayList<>();
     private int pruneAt = FIRST_PRUNE;
 
-    /** Notes {@code resource}; returns it. */
-    synchronized <T extends NativeResource & AutoCloseable> T add(T resource) {
+    /**
+     * Notes {@code resource}, which must be a {@link NativeResource} (typed by its interface for the reason given at
+     * {@code HandleMemory.track}); returns it.
+     *
+     * @throws ClassCastException if it is none (a cuhandle bug: every caller passes one of its own objects)
+     */
+    synchronized <T extends AutoCloseable> T add(T resource) {
+        NativeResource noted = (NativeResource) resource;
         if (made.size() >= pruneAt) {
             made.removeIf(NativeResource::isClosed);
             pruneAt = Math.max(FIRST_PRUNE, 2 * made.size());
         }
-        made.add(resource);
+        made.add(noted);
         return resource;
     }
 
