@@ -27,7 +27,7 @@ FLOORS = [
     #    every public object shares. Rules of the floors above (a graph capture refusing a close) are theirs to apply.
     ("lifecycle", ["Lifetime", "NativeObject", "NativeResource"]),
     # 2: the native seam: the raw entry points that take pointers, loading the library, the driver's errors.
-    ("native", ["NativeApi", "Native", "DriverStart", "NativeLoader", "NativeLibraryCache", "TrustedFolder", "MemoryConfiguration", "CudaError", "CudaException"]),
+    ("native", ["NativeApi", "Native", "DriverStart", "NativeLoader", "NativeExtraction", "NativeLibraryCache", "TrustedFolder", "MemoryConfiguration", "CudaError", "CudaException"]),
 ]
 TOP = "api"
 FLOOR_OF = {name: i for i, (_, names) in enumerate(FLOORS) for name in names}

@@ -59,7 +59,7 @@ final class NativeLibraryCache {
      * null when the cache cannot be used, with why added to {@code whyNot}; the caller then extracts a temporary copy.
      * {@code started} is when finding the library began (for the cold-start step times).
      */
-    static NativeLoader.Loaded load(String resource, NativeLoader.Load loader, long started, List<String> whyNot) {
+    static NativeLoader.Loaded load(String resource, long started, List<String> whyNot) {
         Path configured = folder(whyNot);
         if (configured == null) {
             return null;
@@ -114,7 +114,7 @@ final class NativeLibraryCache {
         }
         long t0 = System.nanoTime();
         try {
-            loader.load(entry.toString());
+            System.load(entry.toString());
         } catch (UnsatisfiedLinkError e) {
             whyNot.add("loading the cached copy " + entry + " failed: " + e.getMessage());
             return null;
@@ -236,7 +236,7 @@ final class NativeLibraryCache {
             try (InputStream in = library.openStream();
                     FileChannel out = FileChannel.open(temp, EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
                             PosixFilePermissions.asFileAttribute(EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE)))) {
-                written = NativeLoader.writeInto(in, out);
+                written = NativeExtraction.writeInto(in, out);
             }
             if (written != size) {
                 throw new IOException(library + " has " + written + " bytes, not the recorded " + size + "; not cached");

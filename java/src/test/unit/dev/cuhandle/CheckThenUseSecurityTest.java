@@ -137,12 +137,12 @@ class CheckThenUseSecurityTest {
                 for (int run = 0; run < RACE_RUNS || (refused == 0 && System.nanoTime() < deadline); run++) {
                     runs++;
                     List<String> refusals = new ArrayList<>();
-                    Path dir = NativeLoader.extractionFolder(refusals);
+                    Path dir = NativeExtraction.extractionFolder(refusals);
                     refused += refusals.isEmpty() ? 0 : 1;
                     assertNotNull(dir, "java.io.tmpdir is always there to fall back on: " + refusals);
                     foreignFolder += dir.startsWith(name) ? 1 : 0;
                     try {
-                        NativeLoader.extractAndLoad(new ByteArrayInputStream(genuine), dir, path -> {
+                        NativeExtraction.extractAndLoad(new ByteArrayInputStream(genuine), dir, path -> {
                             try {
                                 if (!java.util.Arrays.equals(genuine, Files.readAllBytes(Paths.get(path)))) {
                                     foreign.add(path);
@@ -152,7 +152,7 @@ class CheckThenUseSecurityTest {
                             }
                         }, System.nanoTime(), "test bytes", List.of());
                         loaded++;
-                    } catch (NativeLoader.ExtractionFailure e) {
+                    } catch (NativeExtraction.ExtractionFailure e) {
                         failed++;
                     }
                 }
@@ -294,8 +294,8 @@ class CheckThenUseSecurityTest {
     void aFailedLoadRemovesWhatItExtracted() throws Exception {
         Path dir = Files.createDirectory(tmp.resolve("extract"));
         InputStream notALibrary = new ByteArrayInputStream(new byte[3 << 20]);
-        NativeLoader.ExtractionFailure e = assertThrows(NativeLoader.ExtractionFailure.class,
-                () -> NativeLoader.extractAndLoad(notALibrary, dir, NativeLoader.SYSTEM_LOAD, System.nanoTime(), "test bytes", List.of()));
+        NativeExtraction.ExtractionFailure e = assertThrows(NativeExtraction.ExtractionFailure.class,
+                () -> NativeExtraction.extractAndLoad(notALibrary, dir, NativeExtraction.SYSTEM_LOAD, System.nanoTime(), "test bytes", List.of()));
         assertTrue(e.getCause() instanceof UnsatisfiedLinkError, String.valueOf(e.getCause()));
         try (Stream<Path> files = Files.list(dir)) {
             assertEquals(0, files.count(), "the 3 MiB file that did not load is gone");

@@ -31,6 +31,31 @@ class ColdPathLambdaTest {
         assertNoLambdas(dir, "first-calls");
     }
 
+    /**
+     * A process's first {@code Handle.create} (its library cached by an earlier start) loads none of the classes it
+     * does not run: verifying Handle loaded DeviceBuffer, HostBuffer, Event and Graph, and verifying the loader loaded
+     * the extraction's classes, a fraction of a millisecond each in a fresh JVM (issue 35's cold start).
+     */
+    @Test
+    void theFirstHandleCreateLoadsNoClassItDoesNotRun(@TempDir Path dir) throws Exception {
+        List<String> options = List.of("-D" + StandIn.PROPERTY + "=true", "-D" + NativeLibraryCache.DIR_PROPERTY + "=" + dir.resolve("cache"),
+                "-Xlog:class+load=info:stdout");
+        ChildJvm filling = ChildJvm.run(dir, ColdPathLambdaMain.class, options);
+        assertEquals(0, filling.exitCode, filling.output);
+        ChildJvm child = ChildJvm.run(dir, ColdPathLambdaMain.class, options);
+        assertEquals(0, child.exitCode, child.output);
+        assertTrue(child.output.contains("dev.cuhandle.Handle ") && child.output.contains("dev.cuhandle.NativeLibraryCache "),
+                "the class-load log lists the loader's and Handle's classes: " + child.output);
+        List<String> loaded = new ArrayList<>();
+        for (String unused : new String[] {"DeviceBuffer", "HostBuffer", "Event", "Graph", "NativeExtraction", "NativeLoader$ExtractionFailure",
+                "NativeExtraction$ExtractionFailure", "NativeLoader$Load"}) {
+            if (child.output.contains("dev.cuhandle." + unused + " ")) {
+                loaded.add(unused);
+            }
+        }
+        assertTrue(loaded.isEmpty(), "the first Handle.create loaded classes it does not run: " + loaded + "\n" + child.output);
+    }
+
     private static void assertNoLambdas(Path dir, String... args) throws Exception {
         ChildJvm child = ChildJvm.run(dir, ColdPathLambdaMain.class, List.of("-D" + StandIn.PROPERTY + "=true", "-Xlog:class+load=info:stdout"),
                 args);

@@ -112,7 +112,7 @@ class LoadingFailuresTest {
     /** Issue 9 (10), issue 26 (2): the library is written through the channel of the owner-only exclusive create, never reopened. */
     @Test
     void extractionKeepsTheOwnerOnlyPermissionsOfTheTemporaryFile() throws Exception {
-        NativeLoader.Extracted e = NativeLoader.extract(new java.io.ByteArrayInputStream(new byte[] {1, 2, 3, 4}), tmp);
+        NativeExtraction.Extracted e = NativeExtraction.extract(new java.io.ByteArrayInputStream(new byte[] {1, 2, 3, 4}), tmp);
         assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"), Files.getPosixFilePermissions(e.file));
         assertEquals(4, Files.size(e.file));
         e.verifyUnchanged(); // the same file (inode) as created, not a replacement
@@ -123,7 +123,7 @@ class LoadingFailuresTest {
     void theExtractionFileIsANewEmptyOwnerOnlyFileWithAFreshName() throws Exception {
         java.util.Set<Path> seen = new java.util.HashSet<>();
         for (int i = 0; i < 100; i++) {
-            Path file = NativeLoader.extract(new java.io.ByteArrayInputStream(new byte[0]), tmp).file;
+            Path file = NativeExtraction.extract(new java.io.ByteArrayInputStream(new byte[0]), tmp).file;
             assertEquals(tmp, file.getParent());
             assertTrue(file.getFileName().toString().matches("libcuhandle-[0-9a-z]+\\.so"), file.toString());
             assertTrue(seen.add(file), "a name given twice: " + file);

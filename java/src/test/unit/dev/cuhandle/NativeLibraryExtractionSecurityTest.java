@@ -132,7 +132,7 @@ class NativeLibraryExtractionSecurityTest {
     @Test
     void aFileReplacedAfterWritingIsRefused() throws Exception {
         byte[] library = new byte[4096];
-        NativeLoader.Extracted written = NativeLoader.extract(new ByteArrayInputStream(library), tmp);
+        NativeExtraction.Extracted written = NativeExtraction.extract(new ByteArrayInputStream(library), tmp);
         written.verifyUnchanged();
         Path other = Files.write(tmp.resolve("other.so"), library); // same size and content, another file
         Files.setPosixFilePermissions(other, PosixFilePermissions.fromString("rw-------"));
