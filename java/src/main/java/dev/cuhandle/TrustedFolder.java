@@ -133,13 +133,25 @@ final class TrustedFolder {
             return Checked.refused("this process's user id cannot be read from /proc/self/status, so no owner can be checked");
         }
         try {
+            // Each folder's own problem is noted on the way: where no link is met and the path resolves to itself (the
+            // usual case), these are the folders the loop below would read again, and this answer is its answer.
+            boolean linked = false;
+            String firstProblem = null;
             for (Path p : prefixes(folder)) {
                 Map<String, Object> a = attributes(p);
-                if (type(a) == S_IFLNK && owner(a) != uid && owner(a) != ROOT) {
-                    return Checked.refused(p + " is a symbolic link owned by user " + owner(a) + ": another user's link could lead anywhere");
+                if (type(a) == S_IFLNK) {
+                    if (owner(a) != uid && owner(a) != ROOT) {
+                        return Checked.refused(p + " is a symbolic link owned by user " + owner(a) + ": another user's link could lead anywhere");
+                    }
+                    linked = true;
+                } else if (firstProblem == null) {
+                    firstProblem = p.equals(folder) ? folderProblem(p, a, uid, use) : aboveProblem(p, a, uid);
                 }
             }
             Path real = folder.toRealPath();
+            if (!linked && real.equals(folder)) {
+                return firstProblem != null ? Checked.refused(firstProblem) : new Checked(real, null);
+            }
             for (Path p : prefixes(real)) {
                 Map<String, Object> a = attributes(p);
                 String problem = type(a) == S_IFLNK
