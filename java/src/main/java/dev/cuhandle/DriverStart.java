@@ -3,7 +3,7 @@ package dev.cuhandle;
 /**
  * Starts the driver's initialisation (loading libcuda, {@code cuInit}) on a thread of its own when the
  * process's first use of cuhandle needs an initialised driver ({@link Handle#create()},
- * {@link Cuda#deviceCount()}, ...), as soon as libcuhandle is loaded and configured. The caller's thread
+ * {@link Cuda#deviceCount()}, ...), as soon as libcuhandle is loaded and knows the driver's path. The caller's thread
  * sets up the classes its call needs meanwhile ({@code Handle.create} initialises the cleaner and the
  * device cache before its native call) and then waits for the same initialisation in its own native
  * call (the driver is initialised once per process, whichever thread comes first; every other waits for
@@ -42,7 +42,7 @@ final class DriverStart extends Thread {
     }
 
     /**
-     * Called once, at the end of the library's configuration: starts the thread if a call asked for it.
+     * Called once, as soon as the library took the driver's path: starts the thread if a call asked for it.
      * Where no thread can be started (a restrictive environment), nothing starts: the first call initialises
      * the driver itself, as without this class (and the library's loading does not fail for it).
      */

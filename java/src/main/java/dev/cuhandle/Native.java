@@ -24,13 +24,15 @@ final class Native {
             long t0 = System.nanoTime();
             String driverPath = System.getProperty(DRIVER_PROPERTY);
             configureFirst(loaded, driverPath);
+            // As soon as the driver's path is set (a library that could not take it initialises no driver), so that the
+            // rest of the configuration runs while the driver initialises: none of it concerns the driver (NVRTC's path,
+            // the settings of memory pools made later, the log level). If the first call needs the driver, it
+            // initialises while that call sets up its classes.
+            DriverStart.startIfWanted();
             NativeApi.configureNvrtc(System.getProperty(NVRTC_PROPERTY));
             MemoryConfiguration.configure();
             LogLevelSetup.startFor(driverPath);
             configureNanos = System.nanoTime() - t0;
-            // Last, so that a library whose configuration failed initialises no driver: if the first call needs it,
-            // the driver initialises while that call sets up its classes.
-            DriverStart.startIfWanted();
         } catch (CudaException e) {
             failure = e;
         } catch (IllegalCallerException e) {
