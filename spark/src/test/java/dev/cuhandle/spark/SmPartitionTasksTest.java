@@ -24,6 +24,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkException;
@@ -43,6 +44,11 @@ class SmPartitionTasksTest {
     private static final String KEY = GpuSmPartitions.SM_PARTITIONS_KEY;
     /** Tasks ended by an interrupt while holding their partitions (local mode: this JVM). */
     private static final AtomicInteger KILLED = new AtomicInteger();
+    /**
+     * Set once the four tasks of a job held a partition at one moment: a task that polls the count only then
+     * could miss that moment (task 0 fails at once and frees its partition) and wait out its deadline.
+     */
+    private static final AtomicBoolean ALL_HELD = new AtomicBoolean();
 
     @BeforeAll
     static void standIn() {
@@ -126,6 +132,7 @@ class SmPartitionTasksTest {
         JavaSparkContext sc = TestSpark.start("local[4]", KEY, "4", GpuAdmission.CONCURRENT_TASKS_KEY, "4");
         try {
             // Task 0 fails once all four hold a partition; the other three end normally.
+            ALL_HELD.set(false);
             SparkException e = assertThrows(SparkException.class,
                     () -> sc.parallelize(numbers(4), 4).mapPartitions(p -> holdThen(p, false)).collect());
             assertTrue(String.valueOf(e.getMessage()).contains("task 0 fails on purpose"), e.getMessage());
@@ -134,6 +141,7 @@ class SmPartitionTasksTest {
 
             // All four hold a partition and wait until they are killed (cancelJobGroup with interrupts).
             KILLED.set(0);
+            ALL_HELD.set(false);
             sc.setJobGroup("sm-partitions-kill", "killed while holding partitions", true);
             Future<List<Integer>> job = sc.parallelize(numbers(4), 4).mapPartitions(p -> holdThen(p, true)).collectAsync();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -277,8 +285,12 @@ class SmPartitionTasksTest {
         try {
             roundTrip(h, p);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (sum(GpuSmPartitions.tasksPerPartition(0, 4)) < 4 && System.nanoTime() < deadline) {
-                Thread.sleep(5);
+            while (!ALL_HELD.get() && System.nanoTime() < deadline) {
+                if (sum(GpuSmPartitions.tasksPerPartition(0, 4)) >= 4) {
+                    ALL_HELD.set(true);
+                } else {
+                    Thread.sleep(5);
+                }
             }
             if (untilKilled) {
                 Thread.sleep(TimeUnit.SECONDS.toMillis(60));
