@@ -31,7 +31,7 @@ final class DriverStart extends Thread {
 
     /**
      * {@link Native#ensureLoaded()} for a call that needs an initialised driver: if this call loads the library,
-     * the driver's initialisation starts as soon as the library is configured. (Here and not in {@code Native}: a
+     * the driver's initialisation starts as soon as the library has the driver's path. (Here and not in {@code Native}: a
      * static method of {@code Native} would load the library before its first line could ask for this.)
      */
     static void ensureLoaded() {

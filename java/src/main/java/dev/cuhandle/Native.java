@@ -27,7 +27,8 @@ final class Native {
             // As soon as the driver's path is set (a library that could not take it initialises no driver), so that the
             // rest of the configuration runs while the driver initialises: none of it concerns the driver (NVRTC's path,
             // the settings of memory pools made later, the log level). If the first call needs the driver, it
-            // initialises while that call sets up its classes.
+            // initialises while that call sets up its classes. The price: should a later step fail (they throw only on a
+            // JVM error, such as running out of memory), the library is unusable and the driver was initialised anyway.
             DriverStart.startIfWanted();
             NativeApi.configureNvrtc(System.getProperty(NVRTC_PROPERTY));
             MemoryConfiguration.configure();

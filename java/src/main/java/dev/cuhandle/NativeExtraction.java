@@ -70,9 +70,10 @@ final class NativeExtraction {
     }
 
     /**
-     * {@code System.load}, as a class and not a method reference: the loader runs on every cold start, and the
+     * {@code System.load}, as {@link #extractAndLoad}'s loader (tests pass one that records what it would run). A
+     * class and not a method reference: this fallback runs in a start whose cached copy could not be used, and the
      * JVM's first lambda or method reference costs a fresh JVM about 15 ms of {@code java.lang.invoke} set-up
-     * (issue 35), so the start-up path has none.
+     * (issue 35).
      */
     static final Load SYSTEM_LOAD = new Load() {
         @Override

@@ -23,7 +23,9 @@ import java.util.Map;
  *   <li>the folder is then resolved once ({@code toRealPath}), and each folder of that resolved path, from the root
  *       down, is read without following links: it must be a directory (a link there means the path changed while
  *       it was checked), owned by this process's user or root, and writable by group or others only when sticky
- *       (as {@code /tmp}: there nobody can rename or delete another user's entry);
+ *       (as {@code /tmp}: there nobody can rename or delete another user's entry). Where the path as written has no
+ *       link and resolves to itself, these are the folders the first step read, and their attributes from that
+ *       read are used (read root-down: once a folder passed, no other user can replace what is below it);
  *   <li>the folder itself is owned by this process's user ({@link Use#CACHE}: root owning it is not enough, and
  *       sticky does not excuse group or other write) or by this user or root ({@link Use#EXTRACTION}: a sticky
  *       {@code /tmp} is fine, since the file is created exclusively with mode 0600).

@@ -263,6 +263,28 @@ class CheckThenUseSecurityTest {
         }
     }
 
+    /**
+     * The one-pass check (no link, a path that resolves to itself) answers as the two passes did: a path through a
+     * folder anyone may write is judged by where it resolves ({@code open/../mine} is {@code mine}, through the second
+     * pass), and a folder anyone may write is refused by the first pass with the second pass's words.
+     */
+    @Test
+    void aPathIsJudgedByTheFoldersItResolvesTo() throws Exception {
+        Path mine = Files.createDirectory(tmp.resolve("mine"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Path open = Files.createDirectory(tmp.resolve("open"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        TrustedFolder.Checked through = TrustedFolder.check(open.resolve("..").resolve("mine"), TrustedFolder.Use.CACHE);
+        assertNull(through.problem, "open/../mine resolves to mine, which passes");
+        assertEquals(mine.toRealPath(), through.path);
+        TrustedFolder.Checked below = TrustedFolder.check(Files.createDirectory(open.resolve("inner"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"))), TrustedFolder.Use.CACHE);
+        assertNull(below.path);
+        assertTrue(below.problem.contains("a folder above it, is writable by group or others without the sticky bit"), below.problem);
+        TrustedFolder.Checked itself = TrustedFolder.check(open, TrustedFolder.Use.CACHE);
+        assertNull(itself.path);
+        assertTrue(itself.problem.contains("is writable by group or others (mode 777); a cache folder must be writable by its owner alone"), itself.problem);
+    }
+
     /** The effective user id is the "Uid:" line's second field, split by hand (no regular expression on the start-up path). */
     @Test
     void theEffectiveUserIdIsTheSecondFieldOfTheUidLine() throws IOException {

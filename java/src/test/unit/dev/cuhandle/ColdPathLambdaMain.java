@@ -24,5 +24,7 @@ public final class ColdPathLambdaMain {
             }
         }
         System.out.println("created and closed");
+        // After the line above: Native.source() loads nothing ColdPathLambdaTest looks for (it is loaded already).
+        System.out.println("library: " + Native.source());
     }
 }
