@@ -44,40 +44,16 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     final Object streamSwitch = new Object();
 
     /** Releases a native handle: the cleaner's action. */
-    private static final LongConsumer DESTROY = new NativeCall(NativeCall.DESTROY);
-    /** {@link #validate()}'s native call. */
-    private static final LongConsumer VALIDATE = new NativeCall(NativeCall.VALIDATE);
-    /** {@link #synchronize()}'s native call (often a process's first wait). */
-    private static final LongConsumer SYNCHRONIZE = new NativeCall(NativeCall.SYNCHRONIZE);
+    private static final LongConsumer DESTROY = new Destroy();
 
     /**
-     * The native calls above as {@link LongConsumer}s. A class, not {@code NativeApi::handleDestroy} and the like: the
-     * first method reference of a JVM costs milliseconds of {@code java.lang.invoke} set-up, and this runs in the first
-     * {@code Handle.create} (issue 35). One class for the three, not an anonymous class each: a fresh JVM loads every
-     * class it initialises here, a fraction of a millisecond each.
+     * {@link #DESTROY}'s class. A class, not {@code NativeApi::handleDestroy}: the first method reference of a JVM costs
+     * milliseconds of {@code java.lang.invoke} set-up, and this runs in the first {@code Handle.create} (issue 35).
      */
-    private static final class NativeCall implements LongConsumer {
-        static final int DESTROY = 0;
-        static final int VALIDATE = 1;
-        static final int SYNCHRONIZE = 2;
-        private final int call;
-
-        NativeCall(int call) {
-            this.call = call;
-        }
-
+    private static final class Destroy implements LongConsumer {
         @Override
         public void accept(long handle) {
-            switch (call) {
-                case DESTROY:
-                    NativeApi.handleDestroy(handle);
-                    break;
-                case VALIDATE:
-                    NativeApi.handleValidate(handle);
-                    break;
-                default:
-                    NativeApi.handleSynchronize(handle);
-            }
+            NativeApi.handleDestroy(handle);
         }
     }
 
@@ -311,7 +287,14 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      * @throws CudaException if the context was destroyed, replaced or reset
      */
     public void validate() {
-        call(VALIDATE);
+        // As stream() does, not through call(LongConsumer): that would need a class or a method reference for this call,
+        // and a process's first calls make no method reference (issue 35).
+        long h = enter();
+        try {
+            NativeApi.handleValidate(h);
+        } finally {
+            exit();
+        }
     }
 
     /**
@@ -336,7 +319,12 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     public void synchronize() {
         Capture.refuseOnThisThread("Handle.synchronize");
         awaitQueuedWorkCancellably();
-        call(SYNCHRONIZE);
+        long h = enter();
+        try {
+            NativeApi.handleSynchronize(h);
+        } finally {
+            exit();
+        }
     }
 
     /**
