@@ -8,16 +8,19 @@ import java.util.concurrent.locks.LockSupport;
  * manner of {@code java.lang.foreign.Arena}: one atomic add to enter, one to leave. The waits park
  * ({@link Parking}, rule W1), also on an interrupted thread; the last call to leave a closed object
  * unparks the thread that closes it.
+ *
+ * <p>The count is the object itself (it extends {@link AtomicInteger}) rather than a field of it: one object and one
+ * load fewer on every call's enter and exit and on every create (docs/performance-notes.md, issue 35).
  */
-final class Lifetime {
+@SuppressWarnings("serial") // never serialised: package-private, and held only by NativeObject
+final class Lifetime extends AtomicInteger {
     private static final int CLOSED = 1 << 30;
-    private final AtomicInteger state = new AtomicInteger();
     /** The thread waiting in {@link #close()} for the calls in flight, or null. */
     private volatile Thread closer;
 
     /** Registers a call; throws if closed. Pair with {@link #exit()} in a finally block. */
     void enter(String what) {
-        if ((state.getAndIncrement() & CLOSED) != 0) {
+        if ((getAndIncrement() & CLOSED) != 0) {
             exit(); // as a call that leaves: a closer that saw this count is woken
             throw new IllegalStateException(closedMessage(what)); // built only here: entering allocates nothing
         }
@@ -54,7 +57,7 @@ final class Lifetime {
     }
 
     void exit() {
-        if (state.decrementAndGet() == CLOSED) {
+        if (decrementAndGet() == CLOSED) {
             // The last call out of a closed object: its closer may be parked waiting for this.
             Thread waiting = closer;
             if (waiting != null) {
@@ -68,13 +71,13 @@ final class Lifetime {
      * operation that must not overlap calls that entered before it (graph capture).
      */
     void awaitCallsAtMost(int calls) {
-        if ((state.get() & ~CLOSED) > calls) { // checked first: the common case makes no lambda
-            Parking.until(() -> (state.get() & ~CLOSED) <= calls, this);
+        if ((get() & ~CLOSED) > calls) { // checked first: the common case makes no lambda
+            Parking.until(() -> (get() & ~CLOSED) <= calls, this);
         }
     }
 
     boolean isClosed() {
-        return (state.get() & CLOSED) != 0;
+        return (get() & CLOSED) != 0;
     }
 
     /**
@@ -84,17 +87,17 @@ final class Lifetime {
     boolean close() {
         int s;
         do {
-            s = state.get();
+            s = get();
             if ((s & CLOSED) != 0) {
                 return false;
             }
-        } while (!state.compareAndSet(s, s | CLOSED));
-        if ((state.get() & ~CLOSED) == 0) {
+        } while (!compareAndSet(s, s | CLOSED));
+        if ((get() & ~CLOSED) == 0) {
             return true; // no call in flight, the common case: nothing to wait for, nothing allocated
         }
         closer = Thread.currentThread();
         try {
-            Parking.until(() -> (state.get() & ~CLOSED) == 0, this);
+            Parking.until(() -> (get() & ~CLOSED) == 0, this);
         } finally {
             closer = null;
         }

@@ -45,11 +45,22 @@ final class NativeObject implements Runnable {
     private final LongConsumer free;
     private final Throwable origin;
     private final long pointer;
-    private volatile boolean closedExplicitly;
+    /**
+     * Set by the {@link #close()} that closed the lifetime, just before it runs the free action itself
+     * ({@code cleanable.clean()}); read only by that action. Not volatile: it is read on the thread that wrote it,
+     * or, by the cleaner thread, when no close ever ran (the owner is reachable throughout a close, so the cleaner
+     * cannot take it then) and it is still false. Each volatile write is a full fence on x86, a few of which were
+     * a measurable part of a create + close (docs/performance-notes.md).
+     */
+    private boolean closedExplicitly;
     /** Set once the free action has finished; later closers wait for it. */
     private volatile boolean released;
-    /** The thread running the free action, so that a close from inside it fails instead of waiting for itself. */
-    private volatile Thread releasing;
+    /**
+     * The thread running the free action, so that a close from inside it fails instead of waiting for itself. Not
+     * volatile, as {@link #closedExplicitly}: the only reader that acts on it is the thread that wrote it (a close
+     * from inside the action), and no other thread can read a stale value equal to itself.
+     */
+    private Thread releasing;
     /**
      * Threads in {@link #awaitReleased()}: the release notifies only when there are any, so the
      * common close (no concurrent closer) takes no monitor. Both sides write their volatile before
