@@ -11,13 +11,13 @@ use crate::jni::native_ptr::HandlePtr;
 use crate::jni::raw::convert;
 use crate::jni::throw::JniResult;
 use jni::objects::{JClass, JLongArray};
-use jni::sys::{jint, jlong};
-use jni::{Env, EnvUnowned, NativeMethod};
+use jni::sys::{jint, jlong, jlongArray, JNIEnv};
+use jni::{EnvUnowned, NativeMethod};
 
 pub const METHODS: &[NativeMethod<'static>] = &[
-    native!(static raw fn handle_create_current(default_device: jint) -> jlong[]),
-    native!(static raw fn handle_create_device(device: jint) -> jlong[]),
-    native!(static raw fn handle_wrap(raw_context: jlong) -> jlong[]),
+    native!(static raw fn handle_create_current(default_device: jint, created: jlong[])),
+    native!(static raw fn handle_create_device(device: jint, created: jlong[])),
+    native!(static raw fn handle_wrap(raw_context: jlong, created: jlong[])),
     native!(static raw fn handle_destroy(h: HandlePtr)),
     native!(static raw fn handle_synchronize(h: HandlePtr)),
     native!(static raw fn handle_make_current(h: HandlePtr)),
@@ -30,11 +30,18 @@ pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn handle_trim_memory(h: HandlePtr)),
 ];
 
-/// A new handle on `ctx`, as the Java `Handle` takes it in one call (a second call for its
-/// properties cost a JNI transition per create): [native pointer, raw context, context id, device
-/// ordinal, 1 if the primary context is retained, the SMs of the handle's SM partition (0: not a
-/// partition)]. If the array cannot be made, the handle is destroyed here and the error thrown.
-pub(crate) fn created<'l>(e: &Env<'l>, ctx: Context) -> JniResult<JLongArray<'l>> {
+/// How many values a create writes into the `long[]` the Java `Handle` passes it: [native pointer,
+/// raw context, context id, device ordinal, 1 if the primary context is retained, the SMs of the
+/// handle's SM partition (0: not a partition)].
+const CREATED_VALUES: usize = 6;
+
+/// A new handle on `ctx`, written into `created` (a `long[CREATED_VALUES]` the Java `Handle` made)
+/// in one call: a second call for the properties cost a JNI transition per create. The body needs no
+/// `Env`, so the creates run through `entry_without_env!`, and the only JNI functions they call are
+/// the region write and its check, where a `long[]` made by `NewLongArray` under jni's attach guard
+/// cost more (issue 35, docs/performance-notes.md). If the write fails, the handle is destroyed here
+/// and the JVM's exception thrown.
+pub(crate) fn create_into(env: *mut JNIEnv, created: jlongArray, ctx: Context) -> JniResult<()> {
     let handle = Handle::new(ctx)?;
     let ctx = handle.context();
     let properties = [
@@ -45,27 +52,32 @@ pub(crate) fn created<'l>(e: &Env<'l>, ctx: Context) -> JniResult<JLongArray<'l>
         ctx.partition_sms().unwrap_or(0) as i64,
     ];
     let address = HandlePtr::give(handle).into_address();
-    let mut values = [address; 6];
+    let mut values = [address; CREATED_VALUES];
     values[1..].copy_from_slice(&properties);
-    convert::long_array(e, &values).inspect_err(|_| {
+    // SAFETY: `env` is the JNIEnv the entry received, on this thread, and `created` its long[]
+    // argument (a local reference, or null, which is refused).
+    unsafe { convert::write_longs(env, created, &values) }.inspect_err(|_| {
         // SAFETY: the address `give` made just now, which never reached Java: this is its one release.
         let never_given = unsafe { HandlePtr::from_address(address) };
         let _ = never_given.release_with(Handle::destroy);
     })
 }
 
-fn handle_create_current<'l>(env: EnvUnowned<'l>, _: JClass<'l>, default_device: jint) -> JLongArray<'l> {
-    entry!(env, |e| created(e, Context::current_or_primary(default_device)?))
+fn handle_create_current(env: EnvUnowned<'_>, _: JClass<'_>, default_device: jint, created: JLongArray<'_>) {
+    let raw = env.as_raw();
+    entry_without_env!(env, || create_into(raw, created.as_raw(), Context::current_or_primary(default_device)?))
 }
 
-fn handle_create_device<'l>(env: EnvUnowned<'l>, _: JClass<'l>, device: jint) -> JLongArray<'l> {
-    entry!(env, |e| created(e, Context::primary(device)?))
+fn handle_create_device(env: EnvUnowned<'_>, _: JClass<'_>, device: jint, created: JLongArray<'_>) {
+    let raw = env.as_raw();
+    entry_without_env!(env, || create_into(raw, created.as_raw(), Context::primary(device)?))
 }
 
-fn handle_wrap<'l>(env: EnvUnowned<'l>, _: JClass<'l>, raw_context: jlong) -> JLongArray<'l> {
+fn handle_wrap(env: EnvUnowned<'_>, _: JClass<'_>, raw_context: jlong, created: JLongArray<'_>) {
+    let raw = env.as_raw();
     // SAFETY: `Handle.wrap` documents that the caller passes a CUcontext it keeps alive (rule H3);
     // values no context can have are refused by `wrap` before the driver sees them.
-    entry!(env, |e| created(e, unsafe { Context::wrap(raw_context as _)? }))
+    entry_without_env!(env, || create_into(raw, created.as_raw(), unsafe { Context::wrap(raw_context as _)? }))
 }
 
 /// Called once by the Java Handle, after the last call in flight has returned.

@@ -4,7 +4,7 @@
 use crate::core::error::Error;
 use crate::core::green_context::SplitRequest;
 use crate::core::partition::{self, Partitions};
-use crate::jni::entry::entry;
+use crate::jni::entry::{entry, entry_without_env};
 use crate::jni::java_arrays;
 use crate::jni::native_entry::native;
 use crate::jni::native_ptr::PartitionPtr;
@@ -19,7 +19,7 @@ pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn partition_split_parts(ordinal: jint, parts: jint) -> jlong[]),
     native!(static raw fn partition_split_counts(ordinal: jint, counts: jint[]) -> jlong[]),
     native!(static raw fn partition_release(p: PartitionPtr)),
-    native!(static raw fn handle_create_partition(p: PartitionPtr) -> jlong[]),
+    native!(static raw fn handle_create_partition(p: PartitionPtr, created: jlong[])),
 ];
 
 /// "" when device `ordinal` can be split into SM partitions, else why not.
@@ -68,7 +68,8 @@ fn partition_release(env: EnvUnowned<'_>, _: JClass<'_>, p: PartitionPtr) {
     entry!(env, |_e| p.release())
 }
 
-/// A handle on the partition, as `handle::created` returns it.
-fn handle_create_partition<'l>(env: EnvUnowned<'l>, _: JClass<'l>, p: PartitionPtr) -> JLongArray<'l> {
-    entry!(env, |e| crate::jni::handle::created(e, p.get()?.context()?))
+/// A handle on the partition, written into `created` as `handle::create_into` writes it.
+fn handle_create_partition(env: EnvUnowned<'_>, _: JClass<'_>, p: PartitionPtr, created: JLongArray<'_>) {
+    let raw = env.as_raw();
+    entry_without_env!(env, || crate::jni::handle::create_into(raw, created.as_raw(), p.get()?.context()?))
 }

@@ -195,10 +195,11 @@ pub unsafe fn direct_buffer(env: *mut JNIEnv, buffer: jobject) -> Option<(*mut u
 /// Conversions between Rust values and Java strings and arrays, over the raw function table (no
 /// pinning, no critical region). A JNI call that returns NULL has left a Java exception pending.
 pub mod convert {
+    use crate::core::error::Error;
     use crate::jni::throw::{java_utf8, Failure, JniResult};
     use jni::objects::{JByteArray, JIntArray, JLongArray, JObjectArray, JString};
     use jni::strings::JNIStr;
-    use jni::sys::{jlong, jsize};
+    use jni::sys::{jlong, jlongArray, jsize, JNIEnv};
     use jni::Env;
 
     /// The failure for a JNI call that returned NULL: a Java exception is pending.
@@ -249,6 +250,28 @@ pub mod convert {
             // SAFETY: a new local reference to a long[], owned by nothing else.
             Ok(JLongArray::from_raw(env, a))
         }
+    }
+
+    /// Writes `values` to the start of the `long[]` `array` through the raw JNIEnv, outside jni's
+    /// attach guard (for bodies run by `entry_without_env!`). An array too short for them gets the
+    /// JVM's ArrayIndexOutOfBoundsException, pending on return, and nothing written: that is the error.
+    ///
+    /// # Safety
+    /// `env` is the JNIEnv the calling native method received, on this thread, and `array` a live
+    /// local reference to a `long[]` or null (refused here).
+    pub unsafe fn write_longs(env: *mut JNIEnv, array: jlongArray, values: &[jlong]) -> JniResult<()> {
+        if array.is_null() {
+            return Err(Error::invalid_argument(format!("the long[] for {} values is null", values.len())).into());
+        }
+        // SAFETY: the caller's contract; the JVM checks the region against the array's length.
+        let failed = unsafe {
+            ((**env).v1_1.SetLongArrayRegion)(env, array, 0, values.len() as jsize, values.as_ptr());
+            ((**env).v1_2.ExceptionCheck)(env)
+        };
+        if failed {
+            return Err(pending());
+        }
+        Ok(())
     }
 
     pub fn int_array<'l>(env: &Env<'l>, values: &[i32]) -> JniResult<JIntArray<'l>> {

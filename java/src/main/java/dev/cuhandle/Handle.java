@@ -66,6 +66,9 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
         this.device = device;
     }
 
+    /** How many values a native create writes into the array it is given: its pointer and five properties. */
+    private static final int CREATED_VALUES = 6;
+
     /**
      * The handle of a native handle just created: {@code created} is its pointer followed by its properties (raw
      * context, context id, device ordinal, 1 if it retains the primary context, SMs of its partition), in one
@@ -94,7 +97,9 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      */
     public static Handle create() {
         loadForCreate();
-        return Handle.of(NativeApi.handleCreateCurrent(Cuda.getDevice()));
+        long[] created = new long[CREATED_VALUES];
+        NativeApi.handleCreateCurrent(Cuda.getDevice(), created);
+        return Handle.of(created);
     }
 
     /**
@@ -108,7 +113,9 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      */
     public static Handle create(int device) {
         loadForCreate();
-        return Handle.of(NativeApi.handleCreateDevice(device));
+        long[] created = new long[CREATED_VALUES];
+        NativeApi.handleCreateDevice(device, created);
+        return Handle.of(created);
     }
 
     /**
@@ -140,7 +147,9 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     public static Handle create(SmPartition partition) {
         long p = partition.enter();
         try {
-            return Handle.of(NativeApi.handleCreatePartition(p));
+            long[] created = new long[CREATED_VALUES];
+            NativeApi.handleCreatePartition(p, created);
+            return Handle.of(created);
         } finally {
             partition.exit();
         }
@@ -181,7 +190,9 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
      */
     public static Handle wrap(long rawContext) {
         Native.ensureLoaded();
-        return Handle.of(NativeApi.handleWrap(rawContext));
+        long[] created = new long[CREATED_VALUES];
+        NativeApi.handleWrap(rawContext, created);
+        return Handle.of(created);
     }
 
     /**

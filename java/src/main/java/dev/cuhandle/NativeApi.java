@@ -57,12 +57,16 @@ final class NativeApi {
 
     static native long[] primaryContextState(int device);
 
-    /** The handle creations return [native pointer, raw context, context id, device ordinal, 1 if the primary context is retained, SMs of the partition (0: none)]. */
-    static native long[] handleCreateCurrent(int defaultDevice);
+    /**
+     * The handle creations write [native pointer, raw context, context id, device ordinal, 1 if the primary context
+     * is retained, SMs of the partition (0: none)] into {@code created}, a {@code long[6]} the caller made: an
+     * array made here costs less than one the native side makes (issue 35).
+     */
+    static native void handleCreateCurrent(int defaultDevice, long[] created);
 
-    static native long[] handleCreateDevice(int device);
+    static native void handleCreateDevice(int device, long[] created);
 
-    static native long[] handleWrap(long rawContext);
+    static native void handleWrap(long rawContext, long[] created);
 
     static native String partitionSupport(int ordinal);
 
@@ -72,7 +76,7 @@ final class NativeApi {
 
     static native void partitionRelease(long partition);
 
-    static native long[] handleCreatePartition(long partition);
+    static native void handleCreatePartition(long partition, long[] created);
 
     static native void handleDestroy(long handle);
 
