@@ -301,6 +301,13 @@ def activation_summary(d, out):
         out.append(f"`Handle.create` + `close` with the primary context kept active: median {create[0]:.3f} us, spread "
                    f"{create[1]:.3f}-{create[2]:.3f} us over {create[3]} JVMs; goal at most {CREATE_CLOSE_GOAL_US:.1f} us "
                    f"at the median: {verdict(create[0] <= CREATE_CLOSE_GOAL_US)}.")
+        native = d.spread("cuhandle", "handle", "create_close_native_only")
+        warm = d.spread("cuhandle", "handle", "create_close_after_warmup")
+        if native is not None and warm is not None:
+            out[-1] += (f" Its split, timed after it in the same JVMs: the native create and destroy alone (no Java "
+                        f"handle: its objects, the cleaner's registration, the lifetime) median {native[0]:.3f} us; the "
+                        f"whole again after warm-up (the row above is timed from each JVM's first creates) median "
+                        f"{warm[0]:.3f} us, so the Java handle's share there is {warm[0] - native[0]:.3f} us.")
 
 
 COLD_STEPS = ["extract", "system_load", "configure", "driver_load", "cuinit", "retain", "handle_class", "retain_driver",

@@ -54,6 +54,17 @@ public final class NativeTestApi {
         return NativeApi.handleStream(pointer);
     }
 
+    /**
+     * {@code Handle.create(device)}'s native create and {@code close()}'s native destroy, without the Java handle
+     * (its objects, the cleaner's registration, the lifetime): HandleBenchmark sets this against a whole create +
+     * close to split it into the native share and the Java share.
+     */
+    public static void createAndDestroyNatively(int device) {
+        long[] created = new long[6];
+        NativeApi.handleCreateDevice(device, created);
+        NativeApi.handleDestroy(created[0]);
+    }
+
     /** cuCtxCreate: the new context is pushed and current on this thread. */
     public static native long createContext(int device);
 
