@@ -62,10 +62,6 @@ public final class HandleBenchmark {
         NativeTestApi.setCurrent(0);
         try (Handle keepAlive = Handle.create(0)) { // keeps the primary context active, as the issue states
             row("create_close", run, medianNsPerCall(10_000, () -> Handle.create(0).close()) / 1e3, "us");
-            // The same create + close split (issue 35): its native calls alone, and then the whole again in the same
-            // JVM, by which time the JIT has compiled it (the row above is timed from the JVM's first creates).
-            row("create_close_native_only", run, medianNsPerCall(100_000, () -> NativeTestApi.createAndDestroyNatively(0)) / 1e3, "us");
-            row("create_close_after_warmup", run, medianNsPerCall(100_000, () -> Handle.create(0).close()) / 1e3, "us");
 
             // Handle.stream() does only the handle protocol: enter/exit, JNI, context validation
             // (cuCtxGetId) and activation, then reads an atomic. The bare call is a JNI no-op entered
@@ -125,6 +121,12 @@ public final class HandleBenchmark {
             row("call_other_context_current_without_enter_exit", run, median(ns[5]), "ns");
             row("handle_enter_exit", run, median(enterExit), "ns");
             row("activation_overhead_without_enter_exit", run, median(overheadWithoutEnter), "ns");
+
+            // Create + close split (issue 35): its native calls alone, and the whole again, by which time the JIT has
+            // compiled it (create_close above is timed from the JVM's first creates). Timed last, so that the rows
+            // above run as they did before these were added.
+            row("create_close_native_only", run, medianNsPerCall(100_000, () -> NativeTestApi.createAndDestroyNatively(0)) / 1e3, "us");
+            row("create_close_after_warmup", run, medianNsPerCall(100_000, () -> Handle.create(0).close()) / 1e3, "us");
         }
     }
 }
