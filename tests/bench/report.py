@@ -303,11 +303,13 @@ def activation_summary(d, out):
                    f"at the median: {verdict(create[0] <= CREATE_CLOSE_GOAL_US)}.")
         native = d.spread("cuhandle", "handle", "create_close_native_only")
         warm = d.spread("cuhandle", "handle", "create_close_after_warmup")
+        shares = []
         if native is not None and warm is not None:
             # Per JVM, then the median: fresh JVMs run at different speeds, so a difference of two medians could
             # set one JVM's figure against another's.
             native_by_run, warm_by_run = per_run(d, "handle", "create_close_native_only"), per_run(d, "handle", "create_close_after_warmup")
             shares = [warm_by_run[n] - native_by_run[n] for n in warm_by_run if n in native_by_run]
+        if native is not None and warm is not None and shares:
             out[-1] += (f" Its split, timed after the rows above in the same JVMs: the native create and destroy alone "
                         f"(no Java handle: its objects, the cleaner's registration, the lifetime) median {native[0]:.3f} us; "
                         f"the whole again after warm-up (create + close above is timed from each JVM's first creates) "
@@ -316,8 +318,12 @@ def activation_summary(d, out):
 
 
 def per_run(d, group, name):
-    """cuhandle's values of a per-run row, by run (fresh JVM) number."""
-    return {n: v for impl, g, nm, n, v, _unit in d.rows if impl == "cuhandle" and g == group and nm == name}
+    """cuhandle's values of a per-run row, by run (fresh JVM) number; the median where a run number repeats."""
+    values = defaultdict(list)
+    for impl, g, nm, n, v, _unit in d.rows:
+        if impl == "cuhandle" and g == group and nm == name:
+            values[n].append(v)
+    return {n: statistics.median(v) for n, v in values.items()}
 
 
 COLD_STEPS = ["extract", "system_load", "configure", "driver_load", "cuinit", "retain", "handle_class", "retain_driver",

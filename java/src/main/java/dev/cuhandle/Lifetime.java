@@ -15,6 +15,11 @@ import java.util.concurrent.locks.LockSupport;
 @SuppressWarnings("serial") // never serialised: package-private, and held only by NativeObject
 final class Lifetime extends AtomicInteger {
     private static final int CLOSED = 1 << 30;
+    /**
+     * What a parked waiter names as its blocker ({@code LockSupport.getBlocker}): a string, not this object, which
+     * is an {@code AtomicInteger} whose {@code set} would corrupt the count of whoever got hold of it.
+     */
+    private static final String BLOCKER = "cuhandle: calls in flight on a native object";
     /** The thread waiting in {@link #close()} for the calls in flight, or null. */
     private volatile Thread closer;
 
@@ -72,7 +77,7 @@ final class Lifetime extends AtomicInteger {
      */
     void awaitCallsAtMost(int calls) {
         if ((get() & ~CLOSED) > calls) { // checked first: the common case makes no lambda
-            Parking.until(() -> (get() & ~CLOSED) <= calls, this);
+            Parking.until(() -> (get() & ~CLOSED) <= calls, BLOCKER);
         }
     }
 
@@ -97,7 +102,7 @@ final class Lifetime extends AtomicInteger {
         }
         closer = Thread.currentThread();
         try {
-            Parking.until(() -> (get() & ~CLOSED) == 0, this);
+            Parking.until(() -> (get() & ~CLOSED) == 0, BLOCKER);
         } finally {
             closer = null;
         }

@@ -152,7 +152,11 @@ final class NativeObject implements Runnable {
         return what;
     }
 
-    /** Closes: waits for calls in flight, then frees. Idempotent; returns when the release is done. */
+    /**
+     * Closes: waits for calls in flight, then frees. Idempotent; returns when the release is done. The owner must
+     * stay reachable until this returns ({@code NativeResource.closeNative} fences it): otherwise the cleaner may
+     * take the release, and this would return before it is done, with a leak warning.
+     */
     void close() {
         if (lifetime.close()) {
             closedExplicitly = true;

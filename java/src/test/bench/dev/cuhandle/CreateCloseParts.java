@@ -1,6 +1,7 @@
 package dev.cuhandle;
 
 import dev.cuhandle.bench.BenchSupport;
+import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
@@ -77,7 +78,11 @@ public final class CreateCloseParts {
                 NativeTestApi.retainPrimary(0);
                 NativeTestApi.releasePrimary(0);
             })));
-            out.append(String.format(",java_object=%.1f", median(100_000, 9, () -> NativeObject.register(new Object(), 1L, "part", NOTHING).close())));
+            out.append(String.format(",java_object=%.1f", median(100_000, 9, () -> {
+                Object owner = new Object();
+                NativeObject.register(owner, 1L, "part", NOTHING).close();
+                Reference.reachabilityFence(owner); // as NativeResource.closeNative: the cleaner must not take it first
+            })));
             out.append(String.format(",cc_warm_again=%.1f", median(100_000, 9, () -> Handle.create(0).close())));
         }
         System.out.println(out.append(",cpu_end=").append(cpu()));

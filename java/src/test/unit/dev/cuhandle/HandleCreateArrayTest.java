@@ -23,8 +23,9 @@ class HandleCreateArrayTest {
         NativeApi.handleCreateDevice(0, created);
         try {
             assertNotEquals(0L, created[0], "the native pointer");
-            assertEquals(NativeTestApi.retainPrimary(0), created[1], "the raw context: device 0's primary context");
+            long primary = NativeTestApi.retainPrimary(0);
             NativeTestApi.releasePrimary(0);
+            assertEquals(primary, created[1], "the raw context: device 0's primary context");
             assertEquals(NativeTestApi.contextId(created[1]), created[2], "the context id");
             assertEquals(0L, created[3], "the device ordinal");
             assertEquals(1L, created[4], "the primary context is retained");
@@ -41,6 +42,7 @@ class HandleCreateArrayTest {
         int before = StandIn.primaryRetains(0);
         long[] shortArray = new long[5];
         assertThrows(ArrayIndexOutOfBoundsException.class, () -> NativeApi.handleCreateDevice(0, shortArray));
+        assertEquals(0L, java.util.Arrays.stream(shortArray).filter(v -> v != 0).count(), "nothing written into the short array");
         assertEquals(before, StandIn.primaryRetains(0), "the handle made before the failed write was destroyed");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NativeApi.handleCreateDevice(0, null));
         assertTrue(e.getMessage().contains("null"), e.getMessage());
