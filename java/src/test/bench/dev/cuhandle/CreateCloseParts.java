@@ -1,11 +1,12 @@
 package dev.cuhandle;
 
+import static dev.cuhandle.bench.CallTiming.medianNsPerCall;
+
 import dev.cuhandle.bench.BenchSupport;
 import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
-import java.util.Arrays;
 import java.util.function.LongConsumer;
 
 /**
@@ -20,37 +21,12 @@ import java.util.function.LongConsumer;
 public final class CreateCloseParts {
     private CreateCloseParts() {}
 
-    interface Body {
-        void run();
-    }
-
     private static final LongConsumer NOTHING = new LongConsumer() {
         @Override
         public void accept(long pointer) {
             // The Java half alone: nothing native to free.
         }
     };
-
-    private static double nsPerCall(int calls, Body body) {
-        long t0 = System.nanoTime();
-        for (int i = 0; i < calls; i++) {
-            body.run();
-        }
-        return (System.nanoTime() - t0) / (double) calls;
-    }
-
-    /** Median of {@code repetitions} timed repetitions of {@code calls} calls, after two untimed ones. */
-    private static double median(int calls, int repetitions, Body body) {
-        double[] ns = new double[repetitions];
-        for (int r = -2; r < repetitions; r++) {
-            double value = nsPerCall(calls, body);
-            if (r >= 0) {
-                ns[r] = value;
-            }
-        }
-        Arrays.sort(ns);
-        return ns[repetitions / 2];
-    }
 
     /** The CPU the calling thread last ran on (/proc/self/stat's 39th field), or "?". */
     private static String cpu() {
@@ -69,21 +45,21 @@ public final class CreateCloseParts {
         NativeTestApi.setCurrent(0);
         StringBuilder out = new StringBuilder("parts," + run + ",cpu_start=" + cpu());
         try (Handle keepAlive = Handle.create(0)) {
-            out.append(String.format(",cc_bench=%.1f", median(10_000, 7, () -> Handle.create(0).close())));
-            out.append(String.format(",bare=%.1f", median(200_000, 7, () -> NativeTestApi.withoutEnv(0))));
-            out.append(String.format(",bare_env=%.1f", median(200_000, 7, () -> NativeTestApi.noop(1))));
-            out.append(String.format(",cc_warm=%.1f", median(100_000, 9, () -> Handle.create(0).close())));
-            out.append(String.format(",native_cc=%.1f", median(100_000, 9, () -> NativeTestApi.createAndDestroyNatively(0))));
-            out.append(String.format(",retain_release_jni=%.1f", median(100_000, 9, () -> {
+            out.append(String.format(",cc_bench=%.1f", medianNsPerCall(10_000, 7, () -> Handle.create(0).close())));
+            out.append(String.format(",bare=%.1f", medianNsPerCall(200_000, 7, () -> NativeTestApi.withoutEnv(0))));
+            out.append(String.format(",bare_env=%.1f", medianNsPerCall(200_000, 7, () -> NativeTestApi.noop(1))));
+            out.append(String.format(",cc_warm=%.1f", medianNsPerCall(100_000, 9, () -> Handle.create(0).close())));
+            out.append(String.format(",native_cc=%.1f", medianNsPerCall(100_000, 9, () -> NativeTestApi.createAndDestroyNatively(0))));
+            out.append(String.format(",retain_release_jni=%.1f", medianNsPerCall(100_000, 9, () -> {
                 NativeTestApi.retainPrimary(0);
                 NativeTestApi.releasePrimary(0);
             })));
-            out.append(String.format(",java_object=%.1f", median(100_000, 9, () -> {
+            out.append(String.format(",java_object=%.1f", medianNsPerCall(100_000, 9, () -> {
                 Object owner = new Object();
                 NativeObject.register(owner, 1L, "part", NOTHING).close();
                 Reference.reachabilityFence(owner); // as NativeResource.closeNative: the cleaner must not take it first
             })));
-            out.append(String.format(",cc_warm_again=%.1f", median(100_000, 9, () -> Handle.create(0).close())));
+            out.append(String.format(",cc_warm_again=%.1f", medianNsPerCall(100_000, 9, () -> Handle.create(0).close())));
         }
         System.out.println(out.append(",cpu_end=").append(cpu()));
     }

@@ -1,5 +1,8 @@
 package dev.cuhandle.bench;
 
+import static dev.cuhandle.bench.CallTiming.medianNsPerCall;
+import static dev.cuhandle.bench.CallTiming.nsPerCall;
+
 import dev.cuhandle.Handle;
 import dev.cuhandle.NativeTestApi;
 import java.util.Arrays;
@@ -16,34 +19,11 @@ import java.util.Arrays;
 public final class HandleBenchmark {
     private HandleBenchmark() {}
 
-    interface Body {
-        void run();
-    }
-
     /** Rounds of the call measurements; calls per measurement in a round. */
     private static final int ROUNDS = 15;
     private static final int ROUND_CALLS = 200_000;
-
-    /** ns per call of {@code calls} calls of {@code body}. */
-    private static double nsPerCall(int calls, Body body) {
-        long t0 = System.nanoTime();
-        for (int i = 0; i < calls; i++) {
-            body.run();
-        }
-        return (System.nanoTime() - t0) / (double) calls;
-    }
-
-    /** Median over 7 timed repetitions (after 2 warm-up ones) of {@code calls} calls, in ns per call. */
-    private static double medianNsPerCall(int calls, Body body) {
-        double[] ns = new double[7];
-        for (int run = -2; run < ns.length; run++) {
-            double value = nsPerCall(calls, body);
-            if (run >= 0) {
-                ns[run] = value;
-            }
-        }
-        return median(ns);
-    }
+    /** Timed repetitions of the create + close loops (CallTiming.medianNsPerCall). */
+    private static final int REPETITIONS = 7;
 
     private static double median(double[] values) {
         double[] sorted = values.clone();
@@ -61,7 +41,7 @@ public final class HandleBenchmark {
         int run = args.length > 0 ? Integer.parseInt(args[0]) : 1;
         NativeTestApi.setCurrent(0);
         try (Handle keepAlive = Handle.create(0)) { // keeps the primary context active, as the issue states
-            row("create_close", run, medianNsPerCall(10_000, () -> Handle.create(0).close()) / 1e3, "us");
+            row("create_close", run, medianNsPerCall(10_000, REPETITIONS, () -> Handle.create(0).close()) / 1e3, "us");
 
             // Handle.stream() does only the handle protocol: enter/exit, JNI, context validation
             // (cuCtxGetId) and activation, then reads an atomic. The bare call is a JNI no-op entered
@@ -125,8 +105,8 @@ public final class HandleBenchmark {
             // Create + close split (issue 35): its native calls alone, and the whole again, by which time the JIT has
             // compiled it (create_close above is timed from the JVM's first creates). Timed last, so that the rows
             // above run as they did before these were added.
-            row("create_close_native_only", run, medianNsPerCall(100_000, () -> NativeTestApi.createAndDestroyNatively(0)) / 1e3, "us");
-            row("create_close_after_warmup", run, medianNsPerCall(100_000, () -> Handle.create(0).close()) / 1e3, "us");
+            row("create_close_native_only", run, medianNsPerCall(100_000, REPETITIONS, () -> NativeTestApi.createAndDestroyNatively(0)) / 1e3, "us");
+            row("create_close_after_warmup", run, medianNsPerCall(100_000, REPETITIONS, () -> Handle.create(0).close()) / 1e3, "us");
         }
     }
 }
