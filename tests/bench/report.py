@@ -303,12 +303,10 @@ def activation_summary(d, out):
                    f"at the median: {verdict(create[0] <= CREATE_CLOSE_GOAL_US)}.")
         native = d.spread("cuhandle", "handle", "create_close_native_only")
         warm = d.spread("cuhandle", "handle", "create_close_after_warmup")
-        shares = []
-        if native is not None and warm is not None:
-            # Per JVM, then the median: fresh JVMs run at different speeds, so a difference of two medians could
-            # set one JVM's figure against another's.
-            native_by_run, warm_by_run = per_run(d, "handle", "create_close_native_only"), per_run(d, "handle", "create_close_after_warmup")
-            shares = [warm_by_run[n] - native_by_run[n] for n in warm_by_run if n in native_by_run]
+        # The Java share per JVM, then the median: fresh JVMs run at different speeds, so a difference of two
+        # medians could set one JVM's figure against another's.
+        native_by_run, warm_by_run = per_run(d, "handle", "create_close_native_only"), per_run(d, "handle", "create_close_after_warmup")
+        shares = [warm_by_run[n] - native_by_run[n] for n in warm_by_run if n in native_by_run]
         if native is not None and warm is not None and shares:
             out[-1] += (f" Its split, timed after the rows above in the same JVMs: the native create and destroy alone "
                         f"(no Java handle: its objects, the cleaner's registration, the lifetime) median {native[0]:.3f} us; "

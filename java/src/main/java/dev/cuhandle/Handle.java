@@ -67,7 +67,7 @@ public final class Handle extends HandleTransfers implements AutoCloseable {
     }
 
     /** How many values a native create writes into the array it is given: its pointer and five properties. */
-    private static final int CREATED_VALUES = 6;
+    static final int CREATED_VALUES = 6;
 
     /**
      * The handle of a native handle just created: {@code created} is its pointer followed by its properties (raw

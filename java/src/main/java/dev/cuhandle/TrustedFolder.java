@@ -147,7 +147,7 @@ final class TrustedFolder {
                     }
                     linked = true;
                 } else if (firstProblem == null) {
-                    firstProblem = p.equals(folder) ? folderProblem(p, a, uid, use) : aboveProblem(p, a, uid);
+                    firstProblem = problemOf(p, folder, a, uid, use);
                 }
             }
             Path real = folder.toRealPath();
@@ -158,7 +158,7 @@ final class TrustedFolder {
                 Map<String, Object> a = attributes(p);
                 String problem = type(a) == S_IFLNK
                         ? p + " became a symbolic link after " + folder + " was resolved to " + real + ": the path changed while it was checked"
-                        : p.equals(real) ? folderProblem(p, a, uid, use) : aboveProblem(p, a, uid);
+                        : problemOf(p, real, a, uid, use);
                 if (problem != null) {
                     return Checked.refused(problem);
                 }
@@ -169,6 +169,14 @@ final class TrustedFolder {
         } catch (IOException e) {
             return Checked.refused("checking " + folder + " failed: " + e);
         }
+    }
+
+    /**
+     * Why {@code p}, a folder on the way to {@code folder} or {@code folder} itself, with attributes {@code a}, fails
+     * {@link #check}: the folder's own rules for {@code use}, or those of a folder above it; null when it passes.
+     */
+    private static String problemOf(Path p, Path folder, Map<String, Object> a, int uid, Use use) {
+        return p.equals(folder) ? folderProblem(p, a, uid, use) : aboveProblem(p, a, uid);
     }
 
     /** Why {@code folder} cannot be trusted for {@code use}, or null when it can: {@link #check}'s problem. */

@@ -60,7 +60,7 @@ public final class NativeTestApi {
      * close to split it into the native share and the Java share.
      */
     public static void createAndDestroyNatively(int device) {
-        long[] created = new long[6];
+        long[] created = new long[Handle.CREATED_VALUES];
         NativeApi.handleCreateDevice(device, created);
         NativeApi.handleDestroy(created[0]);
     }
