@@ -295,6 +295,17 @@ def activation_summary(d, out):
                    f"updates) take median {enter_exit[0]:.1f} ns, spread {enter_exit[1]:.1f}-{enter_exit[2]:.1f} ns; "
                    f"the same native call without them is {without[0]:.1f} ns over the bare call, "
                    f"{without[0] - floor[0]:.1f} ns over the driver's calls at the medians.")
+    same = d.spread("cuhandle", "handle", "activation_over_driver_calls_same_rounds")
+    same_without = d.spread("cuhandle", "handle", "activation_over_driver_calls_without_enter_exit")
+    if same is not None and same_without is not None:
+        # The C process above runs at its own speed, which need not be the next JVM's; these set the call against
+        # the same driver calls made from Rust in the same JVM and rounds (a median of per-round differences).
+        out.append("")
+        out.append(f"The same driver calls made from Rust in the same JVMs and rounds (entered as the call is): the call "
+                   f"is median {same[0]:.1f} ns over them, spread {same[1]:.1f}-{same[2]:.1f} ns over {same[3]} JVMs; "
+                   f"goal at most {ACTIVATION_SHARE_GOAL_NS:.0f} ns: {verdict(same[0] <= ACTIVATION_SHARE_GOAL_NS)}. "
+                   f"Without the enter and exit, median {same_without[0]:.1f} ns, spread "
+                   f"{same_without[1]:.1f}-{same_without[2]:.1f} ns.")
     create = d.spread("cuhandle", "handle", "create_close")
     if create is not None:
         out.append("")

@@ -37,6 +37,8 @@ def synthetic(folder):
         extra.append(f"cuhandle,handle,bare_jni_call,{run},10,ns")
         extra.append(f"cuhandle,handle,handle_enter_exit,{run},{11 + run},ns")
         extra.append(f"cuhandle,handle,activation_overhead_without_enter_exit,{run},{50 + run},ns")
+        extra.append(f"cuhandle,handle,activation_over_driver_calls_same_rounds,{run},{(18, 22, 19, 30, 17)[run - 1]},ns")
+        extra.append(f"cuhandle,handle,activation_over_driver_calls_without_enter_exit,{run},{4 + run},ns")
         extra.append(f"cuhandle,handle,create_close,{run},{0.8 + run * 0.1:.1f},us")
         extra.append(f"cuhandle,handle,create_close_native_only,{run},{(0.3, 0.5, 0.3, 0.5, 0.3)[run - 1]},us")
         extra.append(f"cuhandle,handle,create_close_after_warmup,{run},{(0.6, 0.7, 0.6, 0.7, 0.9)[run - 1]},us")
@@ -134,6 +136,12 @@ class ReportTest(unittest.TestCase):
         where = self.line("Where the share goes")
         self.assertIn("take median 14.0 ns, spread 12.0-16.0 ns; the same native call without them is 53.0 ns over the bare"
                       " call, 8.0 ns over the driver's calls at the medians.", where)
+
+    def test_activation_against_the_driver_calls_of_the_same_rounds(self):
+        # medians of 18, 22, 19, 30, 17 = 19 (met); without the enter/exit 5..9 = 7
+        same = self.line("The same driver calls made from Rust")
+        self.assertIn("the call is median 19.0 ns over them, spread 17.0-30.0 ns over 5 JVMs; goal at most 20 ns: met.", same)
+        self.assertIn("Without the enter and exit, median 7.0 ns, spread 5.0-9.0 ns.", same)
 
     def test_create_close_goal(self):
         # medians of 0.9, 1.0, 1.1, 1.2, 1.3 us: 1.1 is over issue 35's 1.0 us

@@ -19,6 +19,7 @@ pub const METHODS: &[NativeMethod<'static>] = &[
     native!(static raw fn log(level: jint, message: JString)),
     native!(static raw fn panic(message: JString) -> jint),
     native!(static raw fn without_env(mode: jint) -> jlong),
+    native!(static raw fn activation_driver_calls(ctx: jlong, id: jlong) -> jlong),
     native!(static raw fn create_context(device: jint) -> jlong),
     native!(static raw fn image_param_layouts(image: jbyte[]) -> JString),
     native!(static raw fn builtin_image() -> jbyte[]),
@@ -51,6 +52,34 @@ fn without_env(env: EnvUnowned<'_>, _: JClass<'_>, mode: jint) -> jlong {
         0 => Ok(42),
         1 => Err(crate::core::error::Error::invalid_argument("deliberate bad argument without env").into()),
         _ => panic!("deliberate test panic without env"),
+    })
+}
+
+/// The driver calls beneath a handle call's activation, made in the order the handle makes them and
+/// checked as it checks them, without cuhandle's own code: `cuCtxGetId` on `ctx` (compared with `id`,
+/// rule H8), `cuCtxGetCurrent`, and where another context is current a `cuCtxSetCurrent` to `ctx` and
+/// one back (tests/bench/activation_floor.c's sequence). Entered as `Handle.stream()` is
+/// (`entry_without_env!`), so that HandleBenchmark can time the driver's floor in the same JVM and
+/// rounds as the call above it. Returns the number of switches made (0 or 2).
+fn activation_driver_calls(env: EnvUnowned<'_>, _: JClass<'_>, ctx: jlong, id: jlong) -> jlong {
+    entry_without_env!(env, || {
+        let d = driver::initialised()?;
+        let ctx = ctx as cudarc::driver::sys::CUcontext;
+        let mut read = 0;
+        // SAFETY: the benchmark passes a primary context it holds retained; cuCtxGetId only reads its id.
+        unsafe { d.cuCtxGetId(ctx, &mut read) }?;
+        if read != id as u64 {
+            return Err(crate::core::error::Error::invalid_argument(format!("context id {read} is not the expected {id}")).into());
+        }
+        let previous = context::current_context(d)?;
+        if previous == ctx {
+            return Ok(0);
+        }
+        // SAFETY: `ctx` is live (its id was just read); `previous` was current on this thread a moment ago.
+        unsafe { d.cuCtxSetCurrent(ctx) }?;
+        // SAFETY: as above.
+        unsafe { d.cuCtxSetCurrent(previous) }?;
+        Ok(2)
     })
 }
 

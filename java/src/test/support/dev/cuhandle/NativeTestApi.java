@@ -36,6 +36,17 @@ public final class NativeTestApi {
     public static native long withoutEnv(int mode);
 
     /**
+     * The driver calls beneath a handle call's activation, checked as the handle checks them but without
+     * cuhandle's own code: {@code cuCtxGetId} on {@code ctx} (compared with {@code id}), {@code cuCtxGetCurrent},
+     * and where another context is current a switch to {@code ctx} and one back; entered as
+     * {@link dev.cuhandle.Handle#stream()} is. HandleBenchmark times it in the same rounds as the call above it.
+     *
+     * @return the number of {@code cuCtxSetCurrent} calls made (0 or 2)
+     * @throws IllegalArgumentException if the context's id is not {@code id}
+     */
+    public static native long activationDriverCalls(long ctx, long id);
+
+    /**
      * The native pointer of an open handle, for {@link #handleStream(long)}: the caller keeps the handle open
      * for as long as it uses the pointer.
      */

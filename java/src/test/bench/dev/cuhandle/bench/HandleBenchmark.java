@@ -48,13 +48,23 @@ public final class HandleBenchmark {
             // as Handle.stream() is (entry_without_env!: no jni attach guard), so that the difference is
             // the activation alone; the no-op through entry! (with the guard, which the calls that need a
             // JNIEnv pay) is timed too, as bare_jni_call_with_env.
-            // The six take turns round by round and each overhead is the median of its per-round
+            // The seven take turns round by round and each overhead is the median of its per-round
             // differences, so drift of the host's speed over seconds (docs/measurements.md) hits a
             // call and the bare call it is set against alike.
             long user = NativeTestApi.createContext(0); // another context: switch + restore
             NativeTestApi.setCurrent(0);
             long pointer = NativeTestApi.pointerOf(keepAlive); // open until the end of this block
-            double[][] ns = new double[6][ROUNDS];
+            // The driver calls beneath the activation, made from Rust in the same rounds (issue 35): the floor
+            // the C process (activation_floor.c) times too, but in this JVM, at this JVM's speed, entered as
+            // Handle.stream() is, so that the per-round difference is cuhandle's own share.
+            long primary = NativeTestApi.retainPrimary(0); // the handle's context; released below
+            long primaryId = NativeTestApi.contextId(primary);
+            NativeTestApi.setCurrent(user);
+            if (NativeTestApi.activationDriverCalls(primary, primaryId) != 2) {
+                throw new AssertionError("the driver floor did not switch contexts with another context current");
+            }
+            NativeTestApi.setCurrent(0);
+            double[][] ns = new double[7][ROUNDS];
             for (int round = -2; round < ROUNDS; round++) { // two warm-up rounds
                 double bare = nsPerCall(ROUND_CALLS, () -> NativeTestApi.withoutEnv(0));
                 double bareWithEnv = nsPerCall(ROUND_CALLS, () -> NativeTestApi.noop(1));
@@ -64,6 +74,7 @@ public final class HandleBenchmark {
                 NativeTestApi.setCurrent(user);
                 double otherCurrent = nsPerCall(ROUND_CALLS, keepAlive::stream);
                 double otherCurrentWithoutEnter = nsPerCall(ROUND_CALLS, () -> NativeTestApi.handleStream(pointer));
+                double driverCalls = nsPerCall(ROUND_CALLS, () -> NativeTestApi.activationDriverCalls(primary, primaryId));
                 NativeTestApi.setCurrent(0);
                 if (round >= 0) {
                     ns[0][round] = bare;
@@ -72,15 +83,21 @@ public final class HandleBenchmark {
                     ns[3][round] = otherCurrent;
                     ns[4][round] = bareWithEnv;
                     ns[5][round] = otherCurrentWithoutEnter;
+                    ns[6][round] = driverCalls;
                 }
             }
+            NativeTestApi.releasePrimary(0);
             NativeTestApi.destroyContext(user);
             NativeTestApi.setCurrent(0);
             double[] overhead = new double[ROUNDS];
             double[] overheadNone = new double[ROUNDS];
             double[] enterExit = new double[ROUNDS];
             double[] overheadWithoutEnter = new double[ROUNDS];
+            double[] overDriverCalls = new double[ROUNDS];
+            double[] overDriverCallsWithoutEnter = new double[ROUNDS];
             for (int round = 0; round < ROUNDS; round++) {
+                overDriverCalls[round] = ns[3][round] - ns[6][round];
+                overDriverCallsWithoutEnter[round] = ns[5][round] - ns[6][round];
                 overhead[round] = ns[3][round] - ns[0][round];
                 overheadNone[round] = ns[2][round] - ns[0][round];
                 enterExit[round] = ns[3][round] - ns[5][round];
@@ -101,6 +118,10 @@ public final class HandleBenchmark {
             row("call_other_context_current_without_enter_exit", run, median(ns[5]), "ns");
             row("handle_enter_exit", run, median(enterExit), "ns");
             row("activation_overhead_without_enter_exit", run, median(overheadWithoutEnter), "ns");
+            // The same, set against the driver calls timed in these rounds rather than in the C process before.
+            row("activation_driver_calls_jni", run, median(ns[6]), "ns");
+            row("activation_over_driver_calls_same_rounds", run, median(overDriverCalls), "ns");
+            row("activation_over_driver_calls_without_enter_exit", run, median(overDriverCallsWithoutEnter), "ns");
 
             // Create + close split (issue 35): its native calls alone, and the whole again, by which time the JIT has
             // compiled it (create_close above is timed from the JVM's first creates). Timed last, so that the rows
