@@ -143,6 +143,20 @@ class ReportTest(unittest.TestCase):
         self.assertIn("the call is median 19.0 ns over them, spread 17.0-30.0 ns over 5 JVMs; goal at most 20 ns: met.", same)
         self.assertIn("Without the enter and exit, median 7.0 ns, spread 5.0-9.0 ns.", same)
 
+    def test_same_round_activation_missed_and_absent(self):
+        rows = [("cuhandle", "handle", "activation_overhead", run, 50.0, "ns") for run in (1, 2, 3)]
+        out = []
+        report.activation_summary(report.Data(rows), out)
+        self.assertFalse([l for l in out if l.startswith("The same driver calls made from Rust")], "no rows, no sentence")
+        for run, v in ((1, 21.0), (2, 25.0), (3, 30.0)):
+            rows.append(("cuhandle", "handle", "activation_over_driver_calls_same_rounds", run, v, "ns"))
+            rows.append(("cuhandle", "handle", "activation_over_driver_calls_without_enter_exit", run, v - 14, "ns"))
+        out = []
+        report.activation_summary(report.Data(rows), out)
+        same = [l for l in out if l.startswith("The same driver calls made from Rust")]
+        self.assertEqual(len(same), 1, out)
+        self.assertIn("median 25.0 ns over them, spread 21.0-30.0 ns over 3 JVMs; goal at most 20 ns: **missed**.", same[0])
+
     def test_create_close_goal(self):
         # medians of 0.9, 1.0, 1.1, 1.2, 1.3 us: 1.1 is over issue 35's 1.0 us
         self.assertIn("`Handle.create` + `close` with the primary context kept active: median 1.100 us, spread 0.900-1.300 us"

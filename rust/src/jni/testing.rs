@@ -60,13 +60,16 @@ fn without_env(env: EnvUnowned<'_>, _: JClass<'_>, mode: jint) -> jlong {
 /// rule H8), `cuCtxGetCurrent`, and where another context is current a `cuCtxSetCurrent` to `ctx` and
 /// one back (tests/bench/activation_floor.c's sequence). Entered as `Handle.stream()` is
 /// (`entry_without_env!`), so that HandleBenchmark can time the driver's floor in the same JVM and
-/// rounds as the call above it. Returns the number of switches made (0 or 2).
+/// rounds as the call above it. Returns the number of switches made (0 or 2). A failed switch back is
+/// thrown and leaves `ctx` current (as a handle's activation, which logs it, cannot undo it either).
 fn activation_driver_calls(env: EnvUnowned<'_>, _: JClass<'_>, ctx: jlong, id: jlong) -> jlong {
     entry_without_env!(env, || {
         let d = driver::initialised()?;
         let ctx = ctx as cudarc::driver::sys::CUcontext;
         let mut read = 0;
-        // SAFETY: the benchmark passes a primary context it holds retained; cuCtxGetId only reads its id.
+        // SAFETY: cuCtxGetId only reads the context's id. The caller (HandleBenchmark, the test) passes a
+        // primary context it holds retained, so it is a context the driver knows; a destroyed one would be
+        // undefined behaviour, as for the other raw-context entries of this test API.
         unsafe { d.cuCtxGetId(ctx, &mut read) }?;
         if read != id as u64 {
             return Err(crate::core::error::Error::invalid_argument(format!("context id {read} is not the expected {id}")).into());
@@ -75,9 +78,9 @@ fn activation_driver_calls(env: EnvUnowned<'_>, _: JClass<'_>, ctx: jlong, id: j
         if previous == ctx {
             return Ok(0);
         }
-        // SAFETY: `ctx` is live (its id was just read); `previous` was current on this thread a moment ago.
+        // SAFETY: `ctx` is the retained context whose id was just read (the caller's contract above).
         unsafe { d.cuCtxSetCurrent(ctx) }?;
-        // SAFETY: as above.
+        // SAFETY: `previous` was current on this thread a moment ago, so it is a context the driver knows.
         unsafe { d.cuCtxSetCurrent(previous) }?;
         Ok(2)
     })

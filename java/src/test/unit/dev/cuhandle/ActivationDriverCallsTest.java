@@ -10,14 +10,21 @@ import org.junit.jupiter.api.condition.EnabledIf;
 /**
  * HandleBenchmark's same-rounds driver floor ({@code NativeTestApi.activationDriverCalls}) makes the calls an
  * activation makes and no others: a switch and a switch back only when another context is current, the caller's
- * context current again afterwards, and a context whose id is not the one expected refused as the handle refuses it.
+ * context current again afterwards, and a context whose id is not the one expected refused before any switch (an
+ * IllegalArgumentException here; a handle reports a changed id as CUDA_ERROR_CONTEXT_IS_DESTROYED).
  */
 @EnabledIf("dev.cuhandle.StandIn#active")
 class ActivationDriverCallsTest {
     @Test
     void switchesOnlyWhenAnotherContextIsCurrentAndRestoresIt() {
         long primary = NativeTestApi.retainPrimary(0);
-        long user = NativeTestApi.createContext(0); // current from now on
+        long user;
+        try {
+            user = NativeTestApi.createContext(0); // current from now on
+        } catch (RuntimeException e) {
+            NativeTestApi.releasePrimary(0);
+            throw e;
+        }
         try {
             long id = NativeTestApi.contextId(primary);
             assertEquals(2L, NativeTestApi.activationDriverCalls(primary, id), "another context current: two cuCtxSetCurrent");
