@@ -316,7 +316,8 @@ def activation_summary(d, out):
         warm = d.spread("cuhandle", "handle", "create_close_after_warmup")
         # The Java share per JVM, then the median: fresh JVMs run at different speeds, so a difference of two
         # medians could set one JVM's figure against another's.
-        native_by_run, warm_by_run = per_run(d, "handle", "create_close_native_only"), per_run(d, "handle", "create_close_after_warmup")
+        native_by_run = per_run(d, "cuhandle", "handle", "create_close_native_only")
+        warm_by_run = per_run(d, "cuhandle", "handle", "create_close_after_warmup")
         shares = [warm_by_run[n] - native_by_run[n] for n in warm_by_run if n in native_by_run]
         if native is not None and warm is not None and shares:
             out[-1] += (f" Its split, timed after the rows above in the same JVMs: the native create and destroy alone "
@@ -326,11 +327,11 @@ def activation_summary(d, out):
                         f"{statistics.median(shares):.3f} us.")
 
 
-def per_run(d, group, name):
-    """cuhandle's values of a per-run row, by run (fresh JVM) number; the median where a run number repeats."""
+def per_run(d, impl, group, name):
+    """The values of a per-run row, by run (fresh process) number; the median where a run number repeats."""
     values = defaultdict(list)
-    for impl, g, nm, n, v, _unit in d.rows:
-        if impl == "cuhandle" and g == group and nm == name:
+    for i, g, nm, n, v, _unit in d.rows:
+        if (i, g, nm) == (impl, group, name):
             values[n].append(v)
     return {n: statistics.median(v) for n, v in values.items()}
 
@@ -379,8 +380,8 @@ def cold_section(d, out):
 
 def cold_differences(d):
     """First Handle.create minus C's cuInit + retain of the same run number (the C process ran just before)."""
-    c = {n: v for impl, group, name, n, v, _u in d.rows if (impl, group, name) == ("c", "cold", "cuinit_plus_retain")}
-    java = {n: v for impl, group, name, n, v, _u in d.rows if (impl, group, name) == ("cuhandle", "cold", "first_handle_create")}
+    c = per_run(d, "c", "cold", "cuinit_plus_retain")
+    java = per_run(d, "cuhandle", "cold", "first_handle_create")
     return [java[n] - c[n] for n in sorted(java) if n in c]
 
 

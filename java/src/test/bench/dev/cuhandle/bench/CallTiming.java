@@ -4,7 +4,8 @@ import java.util.Arrays;
 
 /**
  * Timing of a short call in a loop, for the harnesses that time the handle's own costs (HandleBenchmark,
- * dev.cuhandle.CreateCloseParts): ns per call over a loop of calls, and the median of repeated loops.
+ * dev.cuhandle.CreateCloseParts): ns per call over a loop of calls, and the median of repeated loops; and the
+ * median the benchmarks of this package report.
  */
 public final class CallTiming {
     private CallTiming() {}
@@ -46,7 +47,18 @@ public final class CallTiming {
                 ns[run] = value;
             }
         }
-        Arrays.sort(ns);
-        return ns[repetitions / 2];
+        return median(ns);
+    }
+
+    /**
+     * The median of {@code values} (the upper one of an even count), which are left as they are.
+     *
+     * @param values the values, at least one
+     * @return the median
+     */
+    public static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
     }
 }

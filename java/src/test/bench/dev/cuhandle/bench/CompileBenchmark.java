@@ -1,12 +1,13 @@
 package dev.cuhandle.bench;
 
+import static dev.cuhandle.bench.CallTiming.median;
+
 import dev.cuhandle.CompileOptions;
 import dev.cuhandle.DeviceBuffer;
 import dev.cuhandle.Handle;
 import dev.cuhandle.Kernel;
 import dev.cuhandle.KernelLaunch;
 import dev.cuhandle.Library;
-import java.util.Arrays;
 
 /**
  * Run-time compilation costs (issue 11): NVRTC compile and load of a ~50-line kernel, cold (a source
@@ -73,12 +74,6 @@ public final class CompileBenchmark {
                     }
                 }
                 """;
-    }
-
-    private static double median(double[] values) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        return sorted[sorted.length / 2];
     }
 
     private static double launchAndWaitUs(Handle h, KernelLaunch launch) {

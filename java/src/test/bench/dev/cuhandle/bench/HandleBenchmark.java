@@ -1,11 +1,11 @@
 package dev.cuhandle.bench;
 
+import static dev.cuhandle.bench.CallTiming.median;
 import static dev.cuhandle.bench.CallTiming.medianNsPerCall;
 import static dev.cuhandle.bench.CallTiming.nsPerCall;
 
 import dev.cuhandle.Handle;
 import dev.cuhandle.NativeTestApi;
-import java.util.Arrays;
 
 /**
  * The handle's own costs (create+close <= 10 us with the primary context active; context activation
@@ -25,10 +25,13 @@ public final class HandleBenchmark {
     /** Timed repetitions of the create + close loops (CallTiming.medianNsPerCall). */
     private static final int REPETITIONS = 7;
 
-    private static double median(double[] values) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        return sorted[sorted.length / 2];
+    /** The median over the rounds of {@code a[round] - b[round]}: two calls set against each other round by round. */
+    private static double medianDifference(double[] a, double[] b) {
+        double[] differences = new double[a.length];
+        for (int round = 0; round < a.length; round++) {
+            differences[round] = a[round] - b[round];
+        }
+        return median(differences);
     }
 
     private static void row(String what, int run, double value, String unit) {
@@ -89,39 +92,21 @@ public final class HandleBenchmark {
             NativeTestApi.releasePrimary(0);
             NativeTestApi.destroyContext(user);
             NativeTestApi.setCurrent(0);
-            double[] overhead = new double[ROUNDS];
-            double[] overheadNone = new double[ROUNDS];
-            double[] enterExit = new double[ROUNDS];
-            double[] overheadWithoutEnter = new double[ROUNDS];
-            double[] overDriverCalls = new double[ROUNDS];
-            double[] overDriverCallsWithoutEnter = new double[ROUNDS];
-            for (int round = 0; round < ROUNDS; round++) {
-                overDriverCalls[round] = ns[3][round] - ns[6][round];
-                overDriverCallsWithoutEnter[round] = ns[5][round] - ns[6][round];
-                overhead[round] = ns[3][round] - ns[0][round];
-                overheadNone[round] = ns[2][round] - ns[0][round];
-                enterExit[round] = ns[3][round] - ns[5][round];
-                overheadWithoutEnter[round] = ns[5][round] - ns[0][round];
-            }
-            double bare = median(ns[0]);
-            double alreadyCurrent = median(ns[1]);
-            double noneCurrent = median(ns[2]);
-            double otherCurrent = median(ns[3]);
-            row("bare_jni_call", run, bare, "ns");
+            row("bare_jni_call", run, median(ns[0]), "ns");
             row("bare_jni_call_with_env", run, median(ns[4]), "ns");
-            row("call_context_already_current", run, alreadyCurrent, "ns");
-            row("call_no_context_current", run, noneCurrent, "ns");
-            row("call_other_context_current", run, otherCurrent, "ns");
-            row("activation_overhead", run, median(overhead), "ns");
-            row("activation_overhead_no_context_current", run, median(overheadNone), "ns");
+            row("call_context_already_current", run, median(ns[1]), "ns");
+            row("call_no_context_current", run, median(ns[2]), "ns");
+            row("call_other_context_current", run, median(ns[3]), "ns");
+            row("activation_overhead", run, medianDifference(ns[3], ns[0]), "ns");
+            row("activation_overhead_no_context_current", run, medianDifference(ns[2], ns[0]), "ns");
             // The same call without the Java handle's enter/exit (H6, L2), and so that protocol's own price.
             row("call_other_context_current_without_enter_exit", run, median(ns[5]), "ns");
-            row("handle_enter_exit", run, median(enterExit), "ns");
-            row("activation_overhead_without_enter_exit", run, median(overheadWithoutEnter), "ns");
+            row("handle_enter_exit", run, medianDifference(ns[3], ns[5]), "ns");
+            row("activation_overhead_without_enter_exit", run, medianDifference(ns[5], ns[0]), "ns");
             // The same, set against the driver calls timed in these rounds rather than in the C process before.
             row("activation_driver_calls_jni", run, median(ns[6]), "ns");
-            row("activation_over_driver_calls_same_rounds", run, median(overDriverCalls), "ns");
-            row("activation_over_driver_calls_without_enter_exit", run, median(overDriverCallsWithoutEnter), "ns");
+            row("activation_over_driver_calls_same_rounds", run, medianDifference(ns[3], ns[6]), "ns");
+            row("activation_over_driver_calls_without_enter_exit", run, medianDifference(ns[5], ns[6]), "ns");
 
             // Create + close split (issue 35): its native calls alone, and the whole again, by which time the JIT has
             // compiled it (create_close above is timed from the JVM's first creates). Timed last, so that the rows

@@ -1,5 +1,7 @@
 package dev.cuhandle.bench;
 
+import static dev.cuhandle.bench.CallTiming.median;
+
 import dev.cuhandle.Cuda;
 import dev.cuhandle.Device;
 import dev.cuhandle.DeviceAttribute;
@@ -10,7 +12,6 @@ import dev.cuhandle.Kernel;
 import dev.cuhandle.Library;
 import dev.cuhandle.SmPartitions;
 import dev.cuhandle.TestKernels;
-import java.util.Arrays;
 
 /**
  * SM partitions against ordinary handles (issue 34; goal on the H200: a short job next to a saturating kernel of
@@ -130,11 +131,5 @@ public final class SmPartitionBenchmark {
     private static void print(String figure, double ordinary, double partition, String unit) {
         System.out.printf("partitions,%s,ordinary,%.4f,%s%n", figure, ordinary, unit);
         System.out.printf("partitions,%s,partition,%.4f,%s%n", figure, partition, unit);
-    }
-
-    private static double median(double[] values) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        return sorted[sorted.length / 2];
     }
 }
