@@ -1,33 +1,65 @@
 package dev.cuhandle;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * Counts calls in flight on a native object and closes it only when none is (rule H6), in the
- * manner of {@code java.lang.foreign.Arena}: one atomic add to enter, one to leave. The waits park
- * ({@link Parking}, rule W1), also on an interrupted thread; the last call to leave a closed object
- * unparks the thread that closes it.
+ * manner of {@code java.lang.foreign.Arena}. The waits park ({@link Parking}, rule W1), also on an
+ * interrupted thread; the last call to leave a closed object unparks the thread that closes it.
  *
- * <p>The count is the object itself (it extends {@link AtomicInteger}) rather than a field of it: one object and one
- * load fewer on every call's enter and exit and on every create (docs/performance-notes.md, issue 35).
+ * <p>Two counts, whose sum is the calls in flight (issue 35, docs/performance-notes.md, "Activation"):
+ * <ul>
+ * <li>the <b>owner's</b>: the thread that made the object (a handle or buffer is mostly used by the thread
+ * that made it) counts its calls in this object's own value (it extends {@link AtomicInteger}), which
+ * only that thread writes. It enters with a volatile store (one fence) and leaves with a release store
+ * ({@code lazySet}: no fence), where an atomic add each way took two locked instructions per call;</li>
+ * <li>the <b>others'</b>: every other thread enters and leaves with an atomic add on {@link #others}, which
+ * also holds the {@link #CLOSED} bit.</li>
+ * </ul>
+ * A call may leave on another thread than the one it entered on (an asynchronous copy releases its
+ * buffers on the thread that completes its future): it leaves from that thread's count, so one count may
+ * drift up and the other down while their sum stays right. The owner's count wraps as an {@code int}
+ * and the sum is taken as one, and the others' count is kept {@link #BIAS}ed so that no drift reaches
+ * the {@code CLOSED} bit.
+ *
+ * <p>Why a close cannot miss a call (Dekker's algorithm: all the accesses below are volatile, so they
+ * fall in one order): the owner writes its count, then reads {@code CLOSED}; a close sets {@code CLOSED},
+ * then reads the count. Whichever comes second sees the other's write: the close waits for the call, or
+ * the call sees {@code CLOSED}, leaves and throws. An owner's release store may reach a close that
+ * already looked, and the owner may not see {@code CLOSED} in time to unpark it: the close's wait then
+ * ends at its next look ({@link Parking}'s parks last at most 1 ms).
  */
 @SuppressWarnings("serial") // never serialised: package-private, and held only by NativeObject
 final class Lifetime extends AtomicInteger {
-    private static final int CLOSED = 1 << 30;
+    /** In {@link #others}: set once, by the close. */
+    private static final long CLOSED = 1L << 62;
+    /** The others' count starts here: a drift of 2^61 calls either way never reaches {@link #CLOSED} or the sign. */
+    private static final long BIAS = 1L << 61;
     /**
      * What a parked waiter names as its blocker ({@code LockSupport.getBlocker}): a string, not this object, which
      * is an {@code AtomicInteger} whose {@code set} would corrupt the count of whoever got hold of it.
      */
     private static final String BLOCKER = "cuhandle: calls in flight on a native object";
+    /** The thread that made the object; only it writes this object's own value (its count). */
+    private final Thread owner = Thread.currentThread();
+    /** The other threads' calls plus {@link #BIAS}, and {@link #CLOSED}. */
+    private final AtomicLong others = new AtomicLong(BIAS);
     /** The thread waiting in {@link #close()} for the calls in flight, or null. */
     private volatile Thread closer;
 
     /** Registers a call; throws if closed. Pair with {@link #exit()} in a finally block. */
     void enter(String what) {
-        if ((getAndIncrement() & CLOSED) != 0) {
-            exit(); // as a call that leaves: a closer that saw this count is woken
-            throw new IllegalStateException(closedMessage(what)); // built only here: entering allocates nothing
+        if (Thread.currentThread() == owner) {
+            set(get() + 1); // a volatile store: ordered before the read of CLOSED below (see the class comment)
+            if ((others.get() & CLOSED) != 0) {
+                exit(); // as a call that leaves: a closer that saw this count is woken
+                throw new IllegalStateException(closedMessage(what)); // built only here: entering allocates nothing
+            }
+        } else if ((others.getAndIncrement() & CLOSED) != 0) {
+            exit();
+            throw new IllegalStateException(closedMessage(what));
         }
     }
 
@@ -62,7 +94,14 @@ final class Lifetime extends AtomicInteger {
     }
 
     void exit() {
-        if (decrementAndGet() == CLOSED) {
+        long state;
+        if (Thread.currentThread() == owner) {
+            lazySet(get() - 1); // a release store: the call's work is visible to the closer that reads it
+            state = others.get();
+        } else {
+            state = others.decrementAndGet();
+        }
+        if ((state & CLOSED) != 0 && inFlight(state) == 0) {
             // The last call out of a closed object: its closer may be parked waiting for this.
             Thread waiting = closer;
             if (waiting != null) {
@@ -71,18 +110,27 @@ final class Lifetime extends AtomicInteger {
         }
     }
 
+    /** The calls in flight: the owner's count and the others' ({@code state} read from {@link #others}). */
+    private int inFlight(long state) {
+        return get() + (int) ((state & ~CLOSED) - BIAS);
+    }
+
+    private int inFlight() {
+        return inFlight(others.get());
+    }
+
     /**
      * Waits until at most {@code calls} calls are in flight (the caller's own included), for an
      * operation that must not overlap calls that entered before it (graph capture).
      */
     void awaitCallsAtMost(int calls) {
-        if ((get() & ~CLOSED) > calls) { // checked first: the common case makes no lambda
-            Parking.until(() -> (get() & ~CLOSED) <= calls, BLOCKER);
+        if (inFlight() > calls) { // checked first: the common case makes no lambda
+            Parking.until(() -> inFlight() <= calls, BLOCKER);
         }
     }
 
     boolean isClosed() {
-        return (get() & CLOSED) != 0;
+        return (others.get() & CLOSED) != 0;
     }
 
     /**
@@ -90,19 +138,19 @@ final class Lifetime extends AtomicInteger {
      * the one call that closed it; idempotent.
      */
     boolean close() {
-        int s;
+        long s;
         do {
-            s = get();
+            s = others.get();
             if ((s & CLOSED) != 0) {
                 return false;
             }
-        } while (!compareAndSet(s, s | CLOSED));
-        if ((get() & ~CLOSED) == 0) {
+        } while (!others.compareAndSet(s, s | CLOSED));
+        if (inFlight() == 0) {
             return true; // no call in flight, the common case: nothing to wait for, nothing allocated
         }
         closer = Thread.currentThread();
         try {
-            Parking.until(() -> (get() & ~CLOSED) == 0, BLOCKER);
+            Parking.until(() -> inFlight() == 0, BLOCKER);
         } finally {
             closer = null;
         }

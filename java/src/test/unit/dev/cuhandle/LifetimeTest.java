@@ -50,6 +50,107 @@ class LifetimeTest {
     }
 
     @Test
+    void closeWaitsForTheOwnersCallInFlight() throws Exception {
+        // The thread that makes the object counts its calls in its own count (one fence to enter, none to leave).
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Lifetime[] made = new Lifetime[1];
+        AtomicBoolean refusedAfterClose = new AtomicBoolean();
+        Thread owner = new Thread(() -> {
+            Lifetime life = new Lifetime();
+            made[0] = life;
+            life.enter("thing");
+            try {
+                inside.countDown();
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                life.exit();
+            }
+            try {
+                life.enter("thing");
+                life.exit();
+            } catch (IllegalStateException expected) {
+                refusedAfterClose.set(true);
+            }
+        });
+        owner.start();
+        assertTrue(inside.await(5, TimeUnit.SECONDS));
+        Lifetime life = made[0];
+        Thread closer = new Thread(life::close);
+        closer.start();
+        closer.join(200);
+        assertTrue(closer.isAlive(), "close must wait while the owner's call is in flight");
+        assertTrue(life.isClosed());
+        release.countDown();
+        closer.join(5000);
+        owner.join(5000);
+        assertFalse(closer.isAlive(), "the owner's exit ends the close's wait");
+        assertTrue(refusedAfterClose.get(), "the owner's next call is refused");
+    }
+
+    @Test
+    void aCallMayLeaveOnAnotherThreadThanItEnteredOn() throws Exception {
+        // An asynchronous copy enters on the caller's thread and leaves on the thread that completes its future.
+        Lifetime life = new Lifetime(); // this thread is the owner
+        int calls = 10_000;
+        for (int i = 0; i < calls; i++) {
+            life.enter("thing");
+        }
+        Thread other = new Thread(() -> {
+            for (int i = 0; i < calls; i++) {
+                life.exit(); // the owner's calls leave from the others' count: the counts drift, the sum is 0
+            }
+            life.enter("thing"); // and one the other way: entered there, left here
+        });
+        other.start();
+        other.join(5000);
+        Thread closer = new Thread(life::close);
+        closer.start();
+        closer.join(200);
+        assertTrue(closer.isAlive(), "the call entered on the other thread is still in flight");
+        life.exit();
+        closer.join(5000);
+        assertFalse(closer.isAlive(), "with every call left, the close ends whichever thread each left on");
+        assertThrows(IllegalStateException.class, () -> life.enter("thing"));
+    }
+
+    @Test
+    void noCallOfTheOwnerRunsAfterACloseFromAnotherThreadReturned() throws Exception {
+        // Dekker's ordering between the owner's enter (its count, then CLOSED) and a close (CLOSED, then the count):
+        // many races, each checked: a call that entered is always seen by the close, which returns only after it left.
+        for (int round = 0; round < 500; round++) {
+            CountDownLatch made = new CountDownLatch(1);
+            AtomicBoolean inside = new AtomicBoolean();
+            Lifetime[] life = new Lifetime[1];
+            Thread owner = new Thread(() -> {
+                life[0] = new Lifetime();
+                made.countDown();
+                while (true) {
+                    try {
+                        life[0].enter("thing");
+                    } catch (IllegalStateException closed) {
+                        return;
+                    }
+                    inside.set(true);
+                    Thread.onSpinWait();
+                    inside.set(false);
+                    life[0].exit();
+                }
+            });
+            owner.start();
+            assertTrue(made.await(5, TimeUnit.SECONDS));
+            Thread.sleep(0, 100_000);
+            assertTrue(life[0].close());
+            boolean overlapped = inside.get();
+            owner.join(5000);
+            assertFalse(owner.isAlive(), "the owner's calls are refused after the close");
+            assertFalse(overlapped, "a call of the owner was in flight after close() returned (round " + round + ")");
+        }
+    }
+
+    @Test
     void theClosedMessageSaysWhatClosedTheObjectAndWhatToDo() {
         assertEquals("DeviceBuffer is closed: it was closed by its close() or by its handle's closeTrackedResources() (a slice is closed with the buffer"
                 + " it was sliced from); use it only inside its try-with-resources block, or allocate or upload a new one",
