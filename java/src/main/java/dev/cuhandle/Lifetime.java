@@ -1,5 +1,6 @@
 package dev.cuhandle;
 
+import java.lang.ref.WeakReference;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -42,8 +43,24 @@ final class Lifetime extends AtomicInteger {
      * is an {@code AtomicInteger} whose {@code set} would corrupt the count of whoever got hold of it.
      */
     private static final String BLOCKER = "cuhandle: calls in flight on a native object";
-    /** The thread that made the object; only it writes this object's own value (its count). */
-    private final Thread owner = Thread.currentThread();
+    /**
+     * Each thread's weak reference to itself, made once per thread that makes objects: an object holds its
+     * owner only weakly. A strong reference would leak: the cleaner holds the object's lifetime, a finished
+     * thread would stay reachable through it, and a thread that reaches the object (a field of a {@code Thread}
+     * subclass, or the task a finished thread keeps on JDK 25) would keep the object from ever being cleaned.
+     * A subclass, not {@code withInitial}: no lambda to bootstrap on the cold start's path.
+     */
+    private static final ThreadLocal<WeakReference<Thread>> SELF = new ThreadLocal<>() {
+        @Override
+        protected WeakReference<Thread> initialValue() {
+            return new WeakReference<>(Thread.currentThread());
+        }
+    };
+    /**
+     * The thread that made the object (cleared once that thread is gone: nobody is the owner then); only it
+     * writes this object's own value (its count).
+     */
+    private final WeakReference<Thread> owner = SELF.get();
     /** The other threads' calls plus {@link #BIAS}, and {@link #CLOSED}. */
     private final AtomicLong others = new AtomicLong(BIAS);
     /** The thread waiting in {@link #close()} for the calls in flight, or null. */
@@ -51,7 +68,7 @@ final class Lifetime extends AtomicInteger {
 
     /** Registers a call; throws if closed. Pair with {@link #exit()} in a finally block. */
     void enter(String what) {
-        if (Thread.currentThread() == owner) {
+        if (owner.get() == Thread.currentThread()) {
             set(get() + 1); // a volatile store: ordered before the read of CLOSED below (see the class comment)
             if ((others.get() & CLOSED) != 0) {
                 exit(); // as a call that leaves: a closer that saw this count is woken
@@ -95,7 +112,7 @@ final class Lifetime extends AtomicInteger {
 
     void exit() {
         long state;
-        if (Thread.currentThread() == owner) {
+        if (owner.get() == Thread.currentThread()) {
             lazySet(get() - 1); // a release store: the call's work is visible to the closer that reads it
             state = others.get();
         } else {
@@ -121,7 +138,10 @@ final class Lifetime extends AtomicInteger {
 
     /**
      * Waits until at most {@code calls} calls are in flight (the caller's own included), for an
-     * operation that must not overlap calls that entered before it (graph capture).
+     * operation that must not overlap calls that entered before it (graph capture). The two counts are read
+     * one after the other, so a call that entered on another thread and left on the owner's in between can
+     * make the sum read low: exact for objects whose calls leave on the thread they entered on, as a
+     * {@code Handle}'s do (only buffers' calls leave on other threads, and nothing waits on a buffer this way).
      */
     void awaitCallsAtMost(int calls) {
         if (inFlight() > calls) { // checked first: the common case makes no lambda

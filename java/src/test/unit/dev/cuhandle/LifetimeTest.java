@@ -2,9 +2,11 @@ package dev.cuhandle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.ref.WeakReference;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -106,6 +108,7 @@ class LifetimeTest {
         });
         other.start();
         other.join(5000);
+        assertFalse(other.isAlive());
         Thread closer = new Thread(life::close);
         closer.start();
         closer.join(200);
@@ -114,12 +117,88 @@ class LifetimeTest {
         closer.join(5000);
         assertFalse(closer.isAlive(), "with every call left, the close ends whichever thread each left on");
         assertThrows(IllegalStateException.class, () -> life.enter("thing"));
+        AtomicBoolean refusedElsewhere = new AtomicBoolean();
+        Thread late = new Thread(() -> {
+            try {
+                life.enter("thing");
+                life.exit();
+            } catch (IllegalStateException expected) {
+                refusedElsewhere.set(true);
+            }
+        });
+        late.start();
+        late.join(5000);
+        assertTrue(refusedElsewhere.get(), "another thread's call is refused too");
+    }
+
+    @Test
+    void awaitCallsAtMostCountsTheOwnersCallsAndTheOthers() throws Exception {
+        Lifetime life = new Lifetime(); // this thread is the owner
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread other = new Thread(() -> {
+            life.enter("thing");
+            try {
+                inside.countDown();
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                life.exit();
+            }
+        });
+        other.start();
+        assertTrue(inside.await(5, TimeUnit.SECONDS));
+        life.enter("thing"); // the owner's own call: two in flight now
+        AtomicBoolean waited = new AtomicBoolean();
+        Thread capture = new Thread(() -> {
+            life.awaitCallsAtMost(1);
+            waited.set(true);
+        });
+        capture.start();
+        capture.join(200);
+        assertTrue(capture.isAlive(), "two calls are in flight, one of each count");
+        release.countDown();
+        capture.join(5000);
+        assertTrue(waited.get(), "one call in flight once the other thread's left");
+        life.exit();
+        assertTrue(life.close());
+    }
+
+    @Test
+    void anObjectDoesNotKeepTheThreadThatMadeItReachable() throws Exception {
+        // The cleaner holds an object's lifetime until the object is cleaned: a strong reference to the thread
+        // that made it would keep a finished thread (and whatever it reaches, such as the object) alive.
+        Lifetime[] made = new Lifetime[1];
+        WeakReference<Thread> maker = madeOnAThreadThatEnds(made);
+        for (int i = 0; i < 50 && maker.get() != null; i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertNull(maker.get(), "the finished thread that made the object stays reachable through it");
+        life(made).enter("thing"); // nobody is the owner now: the others' count takes this call
+        life(made).exit();
+        assertTrue(life(made).close());
+    }
+
+    private static WeakReference<Thread> madeOnAThreadThatEnds(Lifetime[] made) throws InterruptedException {
+        Thread maker = new Thread(() -> made[0] = new Lifetime());
+        maker.start();
+        maker.join(5000);
+        assertFalse(maker.isAlive());
+        return new WeakReference<>(maker);
+    }
+
+    private static Lifetime life(Lifetime[] made) {
+        return made[0];
     }
 
     @Test
     void noCallOfTheOwnerRunsAfterACloseFromAnotherThreadReturned() throws Exception {
-        // Dekker's ordering between the owner's enter (its count, then CLOSED) and a close (CLOSED, then the count):
-        // many races, each checked: a call that entered is always seen by the close, which returns only after it left.
+        // Many races of the owner's calls against a close from another thread, each checked: a call that entered is
+        // always seen by the close, which returns only after it left. This catches a close that does not look at the
+        // owner's count; the order of the owner's enter (its count, then CLOSED) is argued in Lifetime's comment,
+        // not caught here: with a lazySet instead of the volatile store, 500 rounds on x86 showed no overlap.
         for (int round = 0; round < 500; round++) {
             CountDownLatch made = new CountDownLatch(1);
             AtomicBoolean inside = new AtomicBoolean();
