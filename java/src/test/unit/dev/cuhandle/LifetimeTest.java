@@ -21,16 +21,8 @@ class LifetimeTest {
         CountDownLatch release = new CountDownLatch(1);
         AtomicBoolean callFinished = new AtomicBoolean();
         Thread caller = new Thread(() -> {
-            life.enter("thing");
-            try {
-                inside.countDown();
-                release.await();
-                callFinished.set(true);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                life.exit();
-            }
+            callUntilReleased(life, inside, release);
+            callFinished.set(true);
         });
         caller.start();
         assertTrue(inside.await(5, TimeUnit.SECONDS));
@@ -43,6 +35,7 @@ class LifetimeTest {
         assertThrows(IllegalStateException.class, () -> life.enter("thing"));
         release.countDown();
         closer.join(5000);
+        caller.join(5000);
         assertTrue(callFinished.get() && closed.get());
         assertFalse(life.close(), "the second close does nothing");
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> life.enter("Handle"));
@@ -61,21 +54,8 @@ class LifetimeTest {
         Thread owner = new Thread(() -> {
             Lifetime life = new Lifetime();
             made[0] = life;
-            life.enter("thing");
-            try {
-                inside.countDown();
-                release.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                life.exit();
-            }
-            try {
-                life.enter("thing");
-                life.exit();
-            } catch (IllegalStateException expected) {
-                refusedAfterClose.set(true);
-            }
+            callUntilReleased(life, inside, release);
+            refusedAfterClose.set(refuses(life));
         });
         owner.start();
         assertTrue(inside.await(5, TimeUnit.SECONDS));
@@ -118,14 +98,7 @@ class LifetimeTest {
         assertFalse(closer.isAlive(), "with every call left, the close ends whichever thread each left on");
         assertThrows(IllegalStateException.class, () -> life.enter("thing"));
         AtomicBoolean refusedElsewhere = new AtomicBoolean();
-        Thread late = new Thread(() -> {
-            try {
-                life.enter("thing");
-                life.exit();
-            } catch (IllegalStateException expected) {
-                refusedElsewhere.set(true);
-            }
-        });
+        Thread late = new Thread(() -> refusedElsewhere.set(refuses(life)));
         late.start();
         late.join(5000);
         assertTrue(refusedElsewhere.get(), "another thread's call is refused too");
@@ -136,17 +109,7 @@ class LifetimeTest {
         Lifetime life = new Lifetime(); // this thread is the owner
         CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Thread other = new Thread(() -> {
-            life.enter("thing");
-            try {
-                inside.countDown();
-                release.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                life.exit();
-            }
-        });
+        Thread other = new Thread(() -> callUntilReleased(life, inside, release));
         other.start();
         assertTrue(inside.await(5, TimeUnit.SECONDS));
         life.enter("thing"); // the owner's own call: two in flight now
@@ -179,6 +142,30 @@ class LifetimeTest {
         life(made).enter("thing"); // nobody is the owner now: the others' count takes this call
         life(made).exit();
         assertTrue(life(made).close());
+    }
+
+    /** A call on {@code life} that stays in flight, once {@code inside} is counted down, until {@code release} is. */
+    private static void callUntilReleased(Lifetime life, CountDownLatch inside, CountDownLatch release) {
+        life.enter("thing");
+        try {
+            inside.countDown();
+            release.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            life.exit();
+        }
+    }
+
+    /** Whether a call on {@code life} from this thread is refused as closed. */
+    private static boolean refuses(Lifetime life) {
+        try {
+            life.enter("thing");
+        } catch (IllegalStateException expected) {
+            return true;
+        }
+        life.exit();
+        return false;
     }
 
     private static WeakReference<Thread> madeOnAThreadThatEnds(Lifetime[] made) throws InterruptedException {
