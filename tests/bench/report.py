@@ -291,8 +291,8 @@ def activation_summary(d, out):
     if floor is not None and enter_exit is not None and without is not None:
         out.append("")
         out.append(f"Where the share goes (same JVMs, per-round differences): the Java handle's enter and exit around "
-                   f"the native call (rules H6 and L2: a call in flight keeps `close()` from freeing; two atomic "
-                   f"updates) take median {enter_exit[0]:.1f} ns, spread {enter_exit[1]:.1f}-{enter_exit[2]:.1f} ns; "
+                   f"the native call (rules H6 and L2: a call in flight keeps `close()` from freeing; since 78edd51 one "
+                   f"fence on the thread that made the handle, an atomic add each way on others) take median {enter_exit[0]:.1f} ns, spread {enter_exit[1]:.1f}-{enter_exit[2]:.1f} ns; "
                    f"the same native call without them is {without[0]:.1f} ns over the bare call, "
                    f"{without[0] - floor[0]:.1f} ns over the driver's calls at the medians.")
     same = d.spread("cuhandle", "handle", "activation_over_driver_calls_same_rounds")
