@@ -271,7 +271,12 @@ impl Context {
     /// Validates, then makes this context current until the returned scope ends (H4). An SM
     /// partition's context is made current only while this thread holds it alone (see
     /// `green_context`): the scope holds it.
-    #[inline]
+    ///
+    /// Always inlined, as is `Activation::enter`: called, each returned its `Result` (about 80 bytes, as
+    /// `Error` holds three `String`s) through memory, and the caller copied it on, stalling on the copies
+    /// (a perf profile on the CPU stand-in put most of `raw_stream`'s own samples there); inlined, about
+    /// 4 ns less per activation on the stand-in (docs/performance-notes.md, "Activation").
+    #[inline(always)]
     pub fn activate(&self) -> Result<Activation> {
         let green = match &self.green {
             Green::None => {
@@ -399,6 +404,7 @@ pub struct Activation {
 }
 
 impl Activation {
+    #[inline(always)] // see `Context::activate`
     fn enter(driver: &'static Driver, ctx: CUcontext) -> Result<Activation> {
         let previous = current_context(driver)?;
         let switched = previous != ctx;
