@@ -68,16 +68,21 @@ final class Lifetime extends AtomicInteger {
 
     /** Registers a call; throws if closed. Pair with {@link #exit()} in a finally block. */
     void enter(String what) {
-        if (owner.get() == Thread.currentThread()) {
+        long state;
+        if (onOwnerThread()) {
             set(get() + 1); // a volatile store: ordered before the read of CLOSED below (see the class comment)
-            if ((others.get() & CLOSED) != 0) {
-                exit(); // as a call that leaves: a closer that saw this count is woken
-                throw new IllegalStateException(closedMessage(what)); // built only here: entering allocates nothing
-            }
-        } else if ((others.getAndIncrement() & CLOSED) != 0) {
-            exit();
-            throw new IllegalStateException(closedMessage(what));
+            state = others.get();
+        } else {
+            state = others.getAndIncrement();
         }
+        if ((state & CLOSED) != 0) {
+            exit(); // as a call that leaves: a closer that saw this count is woken
+            throw new IllegalStateException(closedMessage(what)); // built only here: entering allocates nothing
+        }
+    }
+
+    private boolean onOwnerThread() {
+        return owner.get() == Thread.currentThread();
     }
 
     /**
@@ -112,7 +117,7 @@ final class Lifetime extends AtomicInteger {
 
     void exit() {
         long state;
-        if (owner.get() == Thread.currentThread()) {
+        if (onOwnerThread()) {
             lazySet(get() - 1); // a release store: the call's work is visible to the closer that reads it
             state = others.get();
         } else {
@@ -127,21 +132,34 @@ final class Lifetime extends AtomicInteger {
         }
     }
 
-    /** The calls in flight: the owner's count and the others' ({@code state} read from {@link #others}). */
+    /**
+     * The calls in flight, from {@code state} read from {@link #others} and the owner's count: for an exit, which
+     * only decides whether to wake a closer (whose park ends its wait anyway).
+     */
     private int inFlight(long state) {
         return get() + (int) ((state & ~CLOSED) - BIAS);
     }
 
+    /**
+     * The calls in flight, exactly: the owner's count read between two equal reads of {@link #others}. A call
+     * that entered on one count and left on the other in between (an asynchronous copy) changes the others'
+     * count, so with one read of each the sum could miss it; a close and a capture wait on this sum.
+     */
     private int inFlight() {
-        return inFlight(others.get());
+        long before;
+        long after = others.get();
+        int owners;
+        do {
+            before = after;
+            owners = get();
+            after = others.get();
+        } while (after != before);
+        return owners + (int) ((after & ~CLOSED) - BIAS);
     }
 
     /**
      * Waits until at most {@code calls} calls are in flight (the caller's own included), for an
-     * operation that must not overlap calls that entered before it (graph capture). The two counts are read
-     * one after the other, so a call that entered on another thread and left on the owner's in between can
-     * make the sum read low: exact for objects whose calls leave on the thread they entered on, as a
-     * {@code Handle}'s do (only buffers' calls leave on other threads, and nothing waits on a buffer this way).
+     * operation that must not overlap calls that entered before it (graph capture), and for a close.
      */
     void awaitCallsAtMost(int calls) {
         if (inFlight() > calls) { // checked first: the common case makes no lambda
@@ -170,7 +188,7 @@ final class Lifetime extends AtomicInteger {
         }
         closer = Thread.currentThread();
         try {
-            Parking.until(() -> inFlight() == 0, BLOCKER);
+            awaitCallsAtMost(0);
         } finally {
             closer = null;
         }
