@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.lang.ref.WeakReference;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -27,10 +29,7 @@ class LifetimeTest {
         caller.start();
         assertTrue(inside.await(5, TimeUnit.SECONDS));
         AtomicBoolean closed = new AtomicBoolean();
-        Thread closer = new Thread(() -> closed.set(life.close()));
-        closer.start();
-        closer.join(200);
-        assertTrue(closer.isAlive(), "close must wait while a call is in flight");
+        Thread closer = startedAndWaiting(() -> closed.set(life.close()), "close must wait while a call is in flight");
         assertTrue(life.isClosed(), "new calls are refused as soon as close starts");
         assertThrows(IllegalStateException.class, () -> life.enter("thing"));
         release.countDown();
@@ -60,10 +59,7 @@ class LifetimeTest {
         owner.start();
         assertTrue(inside.await(5, TimeUnit.SECONDS));
         Lifetime life = made[0];
-        Thread closer = new Thread(life::close);
-        closer.start();
-        closer.join(200);
-        assertTrue(closer.isAlive(), "close must wait while the owner's call is in flight");
+        Thread closer = startedAndWaiting(life::close, "close must wait while the owner's call is in flight");
         assertTrue(life.isClosed());
         release.countDown();
         closer.join(5000);
@@ -89,10 +85,7 @@ class LifetimeTest {
         other.start();
         other.join(5000);
         assertFalse(other.isAlive());
-        Thread closer = new Thread(life::close);
-        closer.start();
-        closer.join(200);
-        assertTrue(closer.isAlive(), "the call entered on the other thread is still in flight");
+        Thread closer = startedAndWaiting(life::close, "the call entered on the other thread is still in flight");
         life.exit();
         closer.join(5000);
         assertFalse(closer.isAlive(), "with every call left, the close ends whichever thread each left on");
@@ -114,13 +107,10 @@ class LifetimeTest {
         assertTrue(inside.await(5, TimeUnit.SECONDS));
         life.enter("thing"); // the owner's own call: two in flight now
         AtomicBoolean waited = new AtomicBoolean();
-        Thread capture = new Thread(() -> {
+        Thread capture = startedAndWaiting(() -> {
             life.awaitCallsAtMost(1);
             waited.set(true);
-        });
-        capture.start();
-        capture.join(200);
-        assertTrue(capture.isAlive(), "two calls are in flight, one of each count");
+        }, "two calls are in flight, one of each count");
         release.countDown();
         capture.join(5000);
         assertTrue(waited.get(), "one call in flight once the other thread's left");
@@ -142,6 +132,15 @@ class LifetimeTest {
         life(made).enter("thing"); // nobody is the owner now: the others' count takes this call
         life(made).exit();
         assertTrue(life(made).close());
+    }
+
+    /** Starts {@code wait} on a new thread and checks that it is still waiting 200 ms later ({@code why}). */
+    private static Thread startedAndWaiting(Runnable wait, String why) throws InterruptedException {
+        Thread waiting = new Thread(wait);
+        waiting.start();
+        waiting.join(200);
+        assertTrue(waiting.isAlive(), why);
+        return waiting;
     }
 
     /** A call on {@code life} that stays in flight, once {@code inside} is counted down, until {@code release} is. */
@@ -214,6 +213,35 @@ class LifetimeTest {
             assertFalse(owner.isAlive(), "the owner's calls are refused after the close");
             assertFalse(overlapped, "a call of the owner was in flight after close() returned (round " + round + ")");
         }
+    }
+
+    @Test
+    void anInterruptedCloseParksWhileACallIsInFlightAndKeepsTheFlag() throws Exception {
+        // Rule W1: a set interrupt flag makes LockSupport.park return at once, so a wait that only parked would spin.
+        Lifetime life = new Lifetime(); // this thread is the owner: its call leaves without a fence
+        life.enter("thing");
+        long[] cpuWallFlag = new long[3];
+        Thread closer = new Thread(() -> {
+            ThreadMXBean bean = ManagementFactory.getThreadMXBean();
+            Thread.currentThread().interrupt();
+            long cpu0 = bean.getCurrentThreadCpuTime();
+            long wall0 = System.nanoTime();
+            life.close();
+            cpuWallFlag[0] = bean.getCurrentThreadCpuTime() - cpu0;
+            cpuWallFlag[1] = System.nanoTime() - wall0;
+            cpuWallFlag[2] = Thread.interrupted() ? 1 : 0;
+        });
+        closer.start();
+        Thread.sleep(1000); // the close waits this long for the call
+        life.exit();
+        closer.join(5000);
+        assertFalse(closer.isAlive(), "the close ends once the call left");
+        assertTrue(cpuWallFlag[1] >= 900_000_000L, "the close waited for the call: " + cpuWallFlag[1] / 1_000_000 + " ms");
+        assertTrue(cpuWallFlag[0] < 200_000_000L, "an interrupted close spun: " + cpuWallFlag[0] / 1_000_000 + " ms of CPU in "
+                + cpuWallFlag[1] / 1_000_000 + " ms");
+        assertEquals(1, cpuWallFlag[2], "the interrupt flag is kept");
+        System.out.printf("[w1] an interrupted close waiting %d ms for the owner's call used %.1f ms of CPU%n",
+                cpuWallFlag[1] / 1_000_000, cpuWallFlag[0] / 1e6);
     }
 
     @Test
