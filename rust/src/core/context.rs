@@ -210,7 +210,10 @@ impl Context {
 
     /// H8 + H11: fails with a precise error if the context was destroyed, reset, replaced by
     /// another one at the same address, or hit a sticky error; never touches the thread's stack.
-    #[inline]
+    ///
+    /// Always inlined, and the errors are built out of line (`destroyed`, `replaced`): every handle
+    /// call pays this check, and its fast path is one driver call and two compares.
+    #[inline(always)]
     pub fn validate(&self) -> Result<()> {
         if let Green::Viewed(green) = &self.green {
             if green.strong_count() == 0 {
@@ -224,35 +227,47 @@ impl Context {
         // driver documents passing a destroyed context as undefined behaviour (cuCtxDestroy), so
         // detecting one is best effort; driver 580 answers CUDA_ERROR_CONTEXT_IS_DESTROYED
         // (`ctx_get_id_after_destroy` in docs/runs/2026-11-29-anchors.txt).
-        let read = unsafe { self.driver.cuCtxGetId(self.raw, &mut id) };
-        if let Err(e) = read {
-            if !matches!(e.cuda_code(), Some(CUDA_ERROR_CONTEXT_IS_DESTROYED | CUDA_ERROR_INVALID_CONTEXT)) {
-                return Err(e);
-            }
-            let what = match self.ownership {
-                Ownership::RetainedPrimary => format!(
-                    "the primary context of device {} (id {}) this object was bound to was reset or destroyed",
-                    self.device, self.id
-                ),
-                Ownership::Borrowed => format!("the context {:p} (id {}) this object was bound to has been destroyed", self.raw, self.id),
-                Ownership::Partition => format!("the SM partition (context id {}) this object was bound to has been destroyed", self.id),
-            };
-            return Err(e.in_operation("validating the handle's context").reworded(|m| format!("{m}; {what}")));
+        if let Err(e) = unsafe { self.driver.cuCtxGetId(self.raw, &mut id) } {
+            return Err(self.destroyed(e));
         }
         if id != self.id {
-            let message = match self.ownership {
-                Ownership::RetainedPrimary => format!(
-                    "the primary context of device {} was reset (cuDevicePrimaryCtxReset or cudaDeviceReset) after this object was created (context id {} is now {}); its memory, streams and events are gone: create a new handle",
-                    self.device, self.id, id
-                ),
-                Ownership::Borrowed | Ownership::Partition => format!(
-                    "the context {:p} (id {}) this object was bound to was destroyed and its address now belongs to another context (id {})",
-                    self.raw, self.id, id
-                ),
-            };
-            return Err(Error::cuda(CUDA_ERROR_CONTEXT_IS_DESTROYED, "validating the handle's context", message));
+            return Err(self.replaced(id));
         }
         sticky::check(self.id)
+    }
+
+    /// `validate`'s error when cuCtxGetId failed: a destroyed or reset context is said as such.
+    #[cold]
+    #[inline(never)]
+    fn destroyed(&self, e: Error) -> Error {
+        if !matches!(e.cuda_code(), Some(CUDA_ERROR_CONTEXT_IS_DESTROYED | CUDA_ERROR_INVALID_CONTEXT)) {
+            return e;
+        }
+        let what = match self.ownership {
+            Ownership::RetainedPrimary => {
+                format!("the primary context of device {} (id {}) this object was bound to was reset or destroyed", self.device, self.id)
+            }
+            Ownership::Borrowed => format!("the context {:p} (id {}) this object was bound to has been destroyed", self.raw, self.id),
+            Ownership::Partition => format!("the SM partition (context id {}) this object was bound to has been destroyed", self.id),
+        };
+        e.in_operation("validating the handle's context").reworded(|m| format!("{m}; {what}"))
+    }
+
+    /// `validate`'s error when the context's address now answers with another id (`id`).
+    #[cold]
+    #[inline(never)]
+    fn replaced(&self, id: u64) -> Error {
+        let message = match self.ownership {
+            Ownership::RetainedPrimary => format!(
+                "the primary context of device {} was reset (cuDevicePrimaryCtxReset or cudaDeviceReset) after this object was created (context id {} is now {}); its memory, streams and events are gone: create a new handle",
+                self.device, self.id, id
+            ),
+            Ownership::Borrowed | Ownership::Partition => format!(
+                "the context {:p} (id {}) this object was bound to was destroyed and its address now belongs to another context (id {})",
+                self.raw, self.id, id
+            ),
+        };
+        Error::cuda(CUDA_ERROR_CONTEXT_IS_DESTROYED, "validating the handle's context", message)
     }
 
     /// For a stream-ordered call on one of this context's pooled streams (never destroyed while
@@ -299,6 +314,8 @@ impl Context {
         Ok(scope)
     }
 
+    #[cold]
+    #[inline(never)]
     fn partition_gone(&self) -> Error {
         Error::cuda(
             CUDA_ERROR_CONTEXT_IS_DESTROYED,
@@ -417,6 +434,7 @@ impl Activation {
 }
 
 impl Drop for Activation {
+    #[inline(always)] // see `Context::activate`; the failure is logged out of line
     fn drop(&mut self) {
         if !self.switched {
             return;
@@ -424,9 +442,15 @@ impl Drop for Activation {
         // SAFETY: puts back what was on top of the stack before `enter` (NULL: takes off the
         // entry `enter` put on the empty stack).
         if let Err(e) = unsafe { self.driver.cuCtxSetCurrent(self.previous) } {
-            log::error!("restoring the caller's context: {e}");
+            restore_failed(e);
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn restore_failed(e: Error) {
+    log::error!("restoring the caller's context: {e}");
 }
 
 pub fn current_context(driver: &Driver) -> Result<CUcontext> {

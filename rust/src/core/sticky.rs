@@ -61,11 +61,19 @@ pub fn record(context_id: u64, code: i32, description: &str, operation: &str) {
     }
 }
 
-#[inline]
+/// H11's check on every activation: one atomic load while no context of the process has hit a
+/// sticky error (always inlined; the look-up after one did is out of line).
+#[inline(always)]
 pub fn check(context_id: u64) -> Result<()> {
     if !ANY.load(Ordering::Acquire) {
         return Ok(());
     }
+    check_poisoned(context_id)
+}
+
+#[cold]
+#[inline(never)]
+fn check_poisoned(context_id: u64) -> Result<()> {
     let list = match POISONED.lock() {
         Ok(l) => l,
         Err(_) => return Ok(()),
