@@ -30,6 +30,18 @@ cp -r java/target/test-classes "$out/app/test-classes"
 mvn -B -ntp -q -f java/pom.xml dependency:copy-dependencies -DincludeScope=test -DexcludeGroupIds=org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian -DoutputDirectory="$out/lib"
 mvn -B -ntp -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.1 -DoutputDirectory="$out/lib"
 mv "$out"/lib/junit-platform-console-standalone-*.jar "$out/junit-console.jar"
+# JCuda's natives JAR also holds its NVRTC and PTX-compiler bindings (about 9 of its 9.5 MB), which no
+# test or benchmark loads (they use JCuda's driver API alone); without them the bundle and the tree fit
+# one 64 MiB carry to the GPU host.
+python3 - "$out"/lib/jcuda-natives-*.jar <<'PY'
+import os, sys, zipfile
+for path in sys.argv[1:]:
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(path + ".tmp", "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            if not os.path.basename(item.filename).startswith(("libJNvrtc", "libJNvPTXCompiler")):
+                dst.writestr(item, src.read(item.filename))
+    os.replace(path + ".tmp", path)
+PY
 # Sources the GPU host compiles itself (it has nvcc and cuBLAS): the C baselines for benchmarks.
 cp tests/bench/*.cu tests/bench/*.c tests/bench/report.py "$out/bench/"
 cp tests/bench/run-all.sh "$out/run-all"

@@ -7,7 +7,7 @@
 # folder/part-2, ...; once all parts are on the host, run any part's run-spark-example there.
 # Maven options (a local repository, say) go in MAVEN_OPTS.
 #
-# Why not the GPU test bundle's JRE (scripts/gpu-bundle.sh): that bundle is about 59 MiB, and the
+# Why not the GPU test bundle's JRE (scripts/gpu-bundle.sh): that bundle is about 53 MiB, and the
 # modules Spark needs add 12 MiB (java.desktop alone 10), which would take it past one transfer.
 #
 # spark-core 4.1 brings about 230 MiB of JARs; most serve features this job never loads. Each
