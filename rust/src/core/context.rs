@@ -211,7 +211,7 @@ impl Context {
     /// H8 + H11: fails with a precise error if the context was destroyed, reset, replaced by
     /// another one at the same address, or hit a sticky error; never touches the thread's stack.
     ///
-    /// Always inlined, and the errors are built out of line (`destroyed`, `replaced`): every handle
+    /// Always inlined, and the errors are built out of line (`id_unreadable`, `replaced`): every handle
     /// call pays this check, and its fast path is one driver call and two compares.
     #[inline(always)]
     pub fn validate(&self) -> Result<()> {
@@ -228,7 +228,7 @@ impl Context {
         // detecting one is best effort; driver 580 answers CUDA_ERROR_CONTEXT_IS_DESTROYED
         // (`ctx_get_id_after_destroy` in docs/runs/2026-11-29-anchors.txt).
         if let Err(e) = unsafe { self.driver.cuCtxGetId(self.raw, &mut id) } {
-            return Err(self.destroyed(e));
+            return Err(self.id_unreadable(e));
         }
         if id != self.id {
             return Err(self.replaced(id));
@@ -236,10 +236,11 @@ impl Context {
         sticky::check(self.id)
     }
 
-    /// `validate`'s error when cuCtxGetId failed: a destroyed or reset context is said as such.
+    /// `validate`'s error when cuCtxGetId failed: a destroyed or reset context is said as such; any
+    /// other failure is passed on as the driver gave it.
     #[cold]
     #[inline(never)]
-    fn destroyed(&self, e: Error) -> Error {
+    fn id_unreadable(&self, e: Error) -> Error {
         if !matches!(e.cuda_code(), Some(CUDA_ERROR_CONTEXT_IS_DESTROYED | CUDA_ERROR_INVALID_CONTEXT)) {
             return e;
         }
@@ -248,7 +249,7 @@ impl Context {
                 format!("the primary context of device {} (id {}) this object was bound to was reset or destroyed", self.device, self.id)
             }
             Ownership::Borrowed => format!("the context {:p} (id {}) this object was bound to has been destroyed", self.raw, self.id),
-            Ownership::Partition => format!("the SM partition (context id {}) this object was bound to has been destroyed", self.id),
+            Ownership::Partition => self.partition_gone_text(),
         };
         e.in_operation("validating the handle's context").reworded(|m| format!("{m}; {what}"))
     }
@@ -317,11 +318,11 @@ impl Context {
     #[cold]
     #[inline(never)]
     fn partition_gone(&self) -> Error {
-        Error::cuda(
-            CUDA_ERROR_CONTEXT_IS_DESTROYED,
-            "validating the handle's context",
-            format!("the SM partition (context id {}) this object was bound to has been destroyed", self.id),
-        )
+        Error::cuda(CUDA_ERROR_CONTEXT_IS_DESTROYED, "validating the handle's context", self.partition_gone_text())
+    }
+
+    fn partition_gone_text(&self) -> String {
+        format!("the SM partition (context id {}) this object was bound to has been destroyed", self.id)
     }
 
     /// `result` of a driver call made for this context, with a sticky error remembered for it (H11).
